@@ -1,0 +1,105 @@
+// Single-hub mode (REDIS_URL unset): the same Registry behaviour, in process.
+import { workerIdCandidates } from '../../domain/worker-id.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
+
+interface Expiring<T> {
+  value: T;
+  expiresAt: number;
+}
+
+export class MemoryRegistry implements Registry {
+  private readonly ipOf = new Map<string, { lanIp: string; hostname: string }>();
+  private readonly workers = new Map<string, WorkerSnapshot>();
+  private readonly owners = new Map<string, string>();
+  private readonly sessions = new Map<string, Expiring<string>>();
+  private readonly hubs = new Map<string, Expiring<HubInfo & { last_seen: number }>>();
+  private readonly hubsIndex = new Map<string, number>();
+
+  constructor(private readonly clock: Clock) {}
+
+  async claimWorkerId(lanIp: string, hostname: string): Promise<string> {
+    for (const id of workerIdCandidates(lanIp)) {
+      const holder = this.ipOf.get(id)?.lanIp;
+      if (holder === undefined || holder === lanIp) {
+        this.ipOf.set(id, { lanIp, hostname });
+        return id;
+      }
+    }
+    throw new Error(`no worker id left for ${lanIp}`);
+  }
+
+  async publishWorker(w: WorkerSnapshot): Promise<void> {
+    this.workers.set(w.worker_id, structuredClone(w));
+  }
+
+  async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
+    for (const w of ws) await this.publishWorker(w);
+  }
+
+  async setOwner(workerId: string, hubId: string): Promise<void> {
+    this.owners.set(workerId, hubId);
+  }
+
+  async getOwner(workerId: string): Promise<string | undefined> {
+    return this.owners.get(workerId);
+  }
+
+  async releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean> {
+    if (this.owners.get(workerId) !== hubId) return false;
+    this.owners.delete(workerId);
+    return true;
+  }
+
+  async readFleet(): Promise<WorkerSnapshot[]> {
+    return [...this.workers.values()].map((w) => structuredClone(w));
+  }
+
+  async setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {
+    this.sessions.set(sessionId, { value: hubId, expiresAt: this.clock.now() + ttlS * 1000 });
+  }
+
+  async getSessionOwner(sessionId: string): Promise<string | undefined> {
+    return this.live(this.sessions, sessionId);
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    this.sessions.delete(sessionId);
+  }
+
+  async heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void> {
+    this.hubs.set(info.hub_id, { value: { ...info, last_seen: now }, expiresAt: now + ttlS * 1000 });
+    this.hubsIndex.set(info.hub_id, now);
+  }
+
+  async listHubs(now: number, recentS: number): Promise<HubRow[]> {
+    const out: HubRow[] = [];
+    for (const [id, seen] of this.hubsIndex) {
+      if (seen < now - recentS * 1000) {
+        this.hubsIndex.delete(id);
+        continue;
+      }
+      const live = this.live(this.hubs, id);
+      out.push(live ? { ...live, alive: true } : { hub_id: id, url: '', started_at: 0, workers: 0, free_lanes: 0, alive: false, last_seen: seen });
+    }
+    return out.sort((a, b) => a.hub_id.localeCompare(b.hub_id));
+  }
+
+  async removeHub(hubId: string): Promise<void> {
+    this.hubs.delete(hubId);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private live<T>(map: Map<string, Expiring<T>>, key: string): T | undefined {
+    const e = map.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.clock.now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return e.value;
+  }
+}

@@ -1,0 +1,229 @@
+// The fleet in Redis (SPEC.md § Redis keys). Scripts are .lua files loaded once at start-up
+// and called by name (the BullMQ way).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { workerIdCandidates } from '../../domain/worker-id.ts';
+import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
+import { FleetTimeoutError } from '../../ports/registry.ts';
+
+const LUA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lua');
+const SCRIPTS = {
+  releaseOwnerIfMine: 1,
+  claimWorkerId: -1, // variable number of keys
+} as const;
+
+type ScriptedRedis = Redis & {
+  releaseOwnerIfMine(key: string, hubId: string): Promise<number>;
+  claimWorkerId(numKeys: number, ...args: string[]): Promise<string | null>;
+};
+
+export function redisKeys(prefix: string) {
+  return {
+    workersIndex: `${prefix}workers:index`,
+    worker: (id: string) => `${prefix}worker:${id}`,
+    online: (id: string) => `${prefix}worker:${id}:online`,
+    owner: (id: string) => `${prefix}worker:${id}:owner`,
+    session: (id: string) => `${prefix}sessions:${id}`,
+    hub: (id: string) => `${prefix}hubs:${id}`,
+    hubsIndex: `${prefix}hubs:index`,
+  };
+}
+
+function snapshotToHash(w: WorkerSnapshot): Record<string, string> {
+  return {
+    worker_id: w.worker_id,
+    hub_id: w.hub_id,
+    lan_ip: w.lan_ip,
+    hostname: w.hostname,
+    status: w.status,
+    in_flight: String(w.in_flight),
+    max_concurrent: String(w.max_concurrent),
+    lane_novnc_urls: JSON.stringify(w.lane_novnc_urls),
+    novnc_url: w.novnc_url ?? '',
+    disk_pct: String(w.disk_pct),
+    cpu_pct: String(w.cpu_pct),
+    mem_pct: String(w.mem_pct),
+    last_seen: String(w.last_seen_ms),
+    version: w.version,
+    platform: w.platform,
+    lanes: JSON.stringify(w.lanes),
+  };
+}
+
+function hashToSnapshot(id: string, h: Record<string, string>): WorkerSnapshot | undefined {
+  if (!h.last_seen) return undefined; // registered, never linked
+  const parse = <T>(s: string | undefined, fallback: T): T => {
+    try {
+      return s ? (JSON.parse(s) as T) : fallback;
+    } catch {
+      return fallback;
+    }
+  };
+  return {
+    worker_id: id,
+    hub_id: h.hub_id ?? '',
+    lan_ip: h.lan_ip ?? '',
+    hostname: h.hostname ?? '',
+    status: h.status ?? 'active',
+    in_flight: Number(h.in_flight ?? 0),
+    max_concurrent: Number(h.max_concurrent ?? 0),
+    lane_novnc_urls: parse(h.lane_novnc_urls, [] as string[]),
+    novnc_url: h.novnc_url || null,
+    disk_pct: Number(h.disk_pct ?? 0),
+    cpu_pct: Number(h.cpu_pct ?? 0),
+    mem_pct: Number(h.mem_pct ?? 0),
+    last_seen_ms: Number(h.last_seen),
+    version: h.version ?? '',
+    platform: h.platform ?? '',
+    lanes: parse(h.lanes, []),
+  };
+}
+
+export class RedisRegistry implements Registry {
+  private readonly k;
+  constructor(
+    private readonly redis: ScriptedRedis,
+    prefix: string,
+    private readonly workerTtlS: number,
+  ) {
+    this.k = redisKeys(prefix);
+  }
+
+  static async connect(url: string, prefix: string, workerTtlS: number): Promise<RedisRegistry> {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+      connectTimeout: 5000,
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    }) as ScriptedRedis;
+    redis.on('error', () => {}); // reconnects by itself; commands fail and callers log them
+    for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
+      const lua = fs.readFileSync(path.join(LUA_DIR, `${name}.lua`), 'utf8');
+      redis.defineCommand(name, numberOfKeys < 0 ? { lua } : { lua, numberOfKeys });
+    }
+    await redis.connect();
+    return new RedisRegistry(redis, prefix, workerTtlS);
+  }
+
+  async claimWorkerId(lanIp: string, hostname: string): Promise<string> {
+    const ids = workerIdCandidates(lanIp);
+    const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
+    const got = await this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids);
+    if (!got) throw new Error(`no worker id left for ${lanIp}`);
+    return got;
+  }
+
+  async publishWorker(w: WorkerSnapshot): Promise<void> {
+    await this.publishWorkers([w]);
+  }
+
+  async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
+    if (ws.length === 0) return;
+    const p = this.redis.pipeline();
+    const ttlMs = Math.max(1, Math.round(this.workerTtlS * 1000));
+    for (const w of ws) {
+      p.hset(this.k.worker(w.worker_id), snapshotToHash(w));
+      p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
+      p.sadd(this.k.workersIndex, w.worker_id);
+    }
+    const results = await p.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed) throw failed[0];
+  }
+
+  async setOwner(workerId: string, hubId: string): Promise<void> {
+    await this.redis.set(this.k.owner(workerId), hubId);
+  }
+
+  async getOwner(workerId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.k.owner(workerId))) ?? undefined;
+  }
+
+  async releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean> {
+    return (await this.redis.releaseOwnerIfMine(this.k.owner(workerId), hubId)) === 1;
+  }
+
+  readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new FleetTimeoutError(timeoutMs)), timeoutMs);
+    });
+    return Promise.race([this.readFleetNow(), timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private async readFleetNow(): Promise<WorkerSnapshot[]> {
+    const ids = await this.redis.smembers(this.k.workersIndex);
+    if (ids.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hgetall(this.k.worker(id));
+    const results = (await p.exec()) ?? [];
+    const out: WorkerSnapshot[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const [err, h] = results[i] ?? [null, null];
+      if (err || !h) continue;
+      const snap = hashToSnapshot(ids[i], h as Record<string, string>);
+      if (snap) out.push(snap);
+    }
+    return out;
+  }
+
+  async setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {
+    await this.redis.set(this.k.session(sessionId), hubId, 'PX', Math.max(1, Math.round(ttlS * 1000)));
+  }
+
+  async getSessionOwner(sessionId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.k.session(sessionId))) ?? undefined;
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.redis.del(this.k.session(sessionId));
+  }
+
+  async heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.k.hub(info.hub_id), JSON.stringify({ ...info, last_seen: now }), 'PX', Math.max(1, Math.round(ttlS * 1000)))
+      .zadd(this.k.hubsIndex, now, info.hub_id)
+      .exec();
+  }
+
+  async listHubs(now: number, recentS: number): Promise<HubRow[]> {
+    const since = now - recentS * 1000;
+    await this.redis.zremrangebyscore(this.k.hubsIndex, '-inf', `(${since}`);
+    const flat = await this.redis.zrangebyscore(this.k.hubsIndex, since, '+inf', 'WITHSCORES');
+    const ids: string[] = [];
+    const seen: number[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      ids.push(flat[i]);
+      seen.push(Number(flat[i + 1]));
+    }
+    if (ids.length === 0) return [];
+    const rows = await this.redis.mget(...ids.map((id) => this.k.hub(id)));
+    return ids.map((id, i) => {
+      const live = rows[i] ? (JSON.parse(rows[i]!) as HubInfo & { last_seen: number }) : undefined;
+      return live
+        ? { ...live, hub_id: id, alive: true, last_seen: live.last_seen }
+        : { hub_id: id, url: '', started_at: 0, workers: 0, free_lanes: 0, alive: false, last_seen: seen[i] };
+    });
+  }
+
+  async removeHub(hubId: string): Promise<void> {
+    await this.redis.del(this.k.hub(hubId));
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  /** For tests and benchmarks: the raw client. */
+  get client(): Redis {
+    return this.redis;
+  }
+}

@@ -1,0 +1,117 @@
+import type { JobStatus } from '../../domain/job-spec.ts';
+import { JOB_STATUSES } from '../../domain/job-spec.ts';
+import type { AuditEntry, Claim, Finish, JobRow, JobStore, NewJob, StatsBucket, WorkerStatus } from '../../ports/job-store.ts';
+import { migrate } from './migrate.ts';
+import { pgClient } from './pg-client.ts';
+import { pgliteClient } from './pglite-client.ts';
+import type { SqlClient } from './sql-client.ts';
+import { SQL } from './statements.ts';
+
+/** JSON parameters go in as text and are cast to jsonb in the statement. */
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+export class SqlJobStore implements JobStore {
+  constructor(readonly db: SqlClient) {}
+
+  async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {
+    const rows = await this.db.query<JobRow>(SQL.insertJob, [job.id, job.kind, json(job.spec), job.hubId, job.idempotencyKey, job.now]);
+    if (rows[0]) return { job: rows[0], created: true };
+    const existing = await this.db.query<JobRow>(SQL.jobByIdempotencyKey, [job.idempotencyKey]);
+    if (!existing[0]) throw new Error('idempotent insert found neither a new nor an existing job');
+    return { job: existing[0], created: false };
+  }
+
+  async getJob(id: string): Promise<JobRow | undefined> {
+    return (await this.db.query<JobRow>(SQL.jobById, [id]))[0];
+  }
+
+  listJobs(filter: { status?: JobStatus; limit: number }): Promise<JobRow[]> {
+    return filter.status ? this.db.query<JobRow>(SQL.listJobsByStatus, [filter.status, filter.limit]) : this.db.query<JobRow>(SQL.listJobs, [filter.limit]);
+  }
+
+  async claimQueuedJob(id: string, c: Claim): Promise<JobRow | undefined> {
+    return (await this.db.query<JobRow>(SQL.claimQueuedJob, [id, c.workerId, c.hubId, c.lane, c.assignmentId, c.novncUrl, c.now, c.deadlineAt]))[0];
+  }
+
+  async unclaimJob(id: string, assignmentId: string, now: Date): Promise<boolean> {
+    return (await this.db.query(SQL.unclaimJob, [id, assignmentId, now])).length > 0;
+  }
+
+  async finishJob(id: string, f: Finish): Promise<JobRow | undefined> {
+    return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now]))[0];
+  }
+
+  async cancelJob(id: string, now: Date): Promise<JobRow | undefined> {
+    return (await this.db.query<JobRow>(SQL.cancelJob, [id, now]))[0];
+  }
+
+  async failJobIf(id: string, expect: { status: 'queued' | 'running'; assignmentId?: string | null }, error: string, now: Date): Promise<JobRow | undefined> {
+    const rows =
+      expect.status === 'queued'
+        ? await this.db.query<JobRow>(SQL.failQueuedJob, [id, error, now])
+        : await this.db.query<JobRow>(SQL.failRunningJob, [id, error, now, expect.assignmentId ?? null]);
+    return rows[0];
+  }
+
+  async markReleased(id: string, now: Date): Promise<void> {
+    await this.db.query(SQL.markReleased, [id, now]);
+  }
+
+  listQueued(limit: number): Promise<JobRow[]> {
+    return this.db.query<JobRow>(SQL.listQueued, [limit]);
+  }
+
+  listRunning(limit: number): Promise<JobRow[]> {
+    return this.db.query<JobRow>(SQL.listRunning, [limit]);
+  }
+
+  async countByStatus(): Promise<Record<JobStatus, number>> {
+    const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+    for (const r of await this.db.query<{ status: JobStatus; n: number }>(SQL.countByStatus)) out[r.status] = r.n;
+    return out;
+  }
+
+  async countQueued(): Promise<number> {
+    return (await this.db.query<{ n: number }>(SQL.countQueued))[0]?.n ?? 0;
+  }
+
+  throughput(since: Date): Promise<StatsBucket[]> {
+    return this.db.query<StatsBucket>(SQL.throughput, [since]);
+  }
+
+  async getWorkerStatus(workerId: string): Promise<WorkerStatus | undefined> {
+    return (await this.db.query<{ status: WorkerStatus }>(SQL.getWorkerStatus, [workerId]))[0]?.status;
+  }
+
+  async setWorkerStatus(workerId: string, status: WorkerStatus, actor: string, now: Date): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const before = (await tx.query<{ status: string }>(SQL.getWorkerStatus, [workerId]))[0]?.status ?? null;
+      await tx.query(SQL.setWorkerStatus, [workerId, status, now, actor]);
+      await tx.query(SQL.insertAudit, [now, actor, 'worker.status', workerId, json({ from: before, to: status })]);
+    });
+  }
+
+  listAudit(limit: number): Promise<AuditEntry[]> {
+    return this.db.query<AuditEntry>(SQL.listAudit, [limit]);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+/** DATABASE_URL → Postgres; unset → PGlite under `<dataDir>/db` (or in memory for tests). */
+export async function openJobStore(opts: { databaseUrl?: string; pgliteDir?: string }): Promise<SqlJobStore> {
+  const db = opts.databaseUrl ? pgClient(opts.databaseUrl) : await pgliteClient(opts.pgliteDir);
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  return new SqlJobStore(db);
+}

@@ -1,0 +1,87 @@
+// The few statements the queue's correctness rests on, each in one named place (the
+// graphile-worker way). Every state change is one conditional UPDATE: whoever loses the
+// race changes nothing and learns it from the empty RETURNING.
+const COLUMNS = `id, kind, spec, status, worker_id, lane, hub_id, session_id, novnc_url, error, result,
+  attempts, created_at, assigned_at, finished_at, deadline_at, released_at, idempotency_key`;
+
+export const SQL = {
+  insertJob: `
+    INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at)
+    VALUES ($1, $2, $3::jsonb, 'queued', $4, $5, $6)
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${COLUMNS}`,
+
+  jobByIdempotencyKey: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key = $1`,
+
+  jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,
+
+  listJobs: `SELECT ${COLUMNS} FROM jobs ORDER BY created_at DESC LIMIT $1`,
+
+  listJobsByStatus: `SELECT ${COLUMNS} FROM jobs WHERE status = $1 ORDER BY created_at DESC LIMIT $2`,
+
+  /** Guards 1 and 2 of the seed: conditional UPDATE, and worker_id IS NULL. */
+  claimQueuedJob: `
+    UPDATE jobs
+       SET status = 'running', worker_id = $2, hub_id = $3, lane = $4, session_id = $5,
+           novnc_url = $6, assigned_at = $7, deadline_at = $8, attempts = attempts + 1
+     WHERE id = $1 AND status = 'queued' AND worker_id IS NULL
+    RETURNING ${COLUMNS}`,
+
+  /** The send failed or the worker refused: back to queued, released so redrive may retry at once. */
+  unclaimJob: `
+    UPDATE jobs
+       SET status = 'queued', worker_id = NULL, lane = NULL, session_id = NULL, novnc_url = NULL,
+           assigned_at = NULL, deadline_at = NULL, released_at = $3
+     WHERE id = $1 AND status = 'running' AND session_id = $2
+    RETURNING id`,
+
+  finishJob: `
+    UPDATE jobs
+       SET status = $3, result = $4::jsonb, error = $5, finished_at = $6
+     WHERE id = $1 AND status = 'running' AND session_id = $2
+    RETURNING ${COLUMNS}`,
+
+  cancelJob: `
+    UPDATE jobs
+       SET status = 'canceled', error = COALESCE(error, 'canceled by request'), finished_at = $2
+     WHERE id = $1 AND status IN ('queued', 'running')
+    RETURNING ${COLUMNS}`,
+
+  failQueuedJob: `
+    UPDATE jobs SET status = 'failed', error = $2, finished_at = $3
+     WHERE id = $1 AND status = 'queued' AND worker_id IS NULL
+    RETURNING ${COLUMNS}`,
+
+  failRunningJob: `
+    UPDATE jobs SET status = 'failed', error = $2, finished_at = $3
+     WHERE id = $1 AND status = 'running' AND session_id IS NOT DISTINCT FROM $4::text
+    RETURNING ${COLUMNS}`,
+
+  markReleased: `UPDATE jobs SET released_at = $2 WHERE id = $1 AND status = 'queued' AND released_at IS NULL`,
+
+  listQueued: `SELECT ${COLUMNS} FROM jobs WHERE status = 'queued' AND worker_id IS NULL ORDER BY created_at ASC LIMIT $1`,
+
+  listRunning: `SELECT ${COLUMNS} FROM jobs WHERE status = 'running' ORDER BY assigned_at ASC LIMIT $1`,
+
+  countByStatus: `SELECT status, count(*)::int AS n FROM jobs GROUP BY status`,
+
+  countQueued: `SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`,
+
+  throughput: `
+    SELECT date_trunc('minute', finished_at) AS minute,
+           count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+           count(*) FILTER (WHERE status = 'failed')::int AS failed
+      FROM jobs
+     WHERE finished_at >= $1
+     GROUP BY 1 ORDER BY 1`,
+
+  getWorkerStatus: `SELECT status FROM worker_settings WHERE worker_id = $1`,
+
+  setWorkerStatus: `
+    INSERT INTO worker_settings (worker_id, status, updated_at, updated_by) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (worker_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by`,
+
+  insertAudit: `INSERT INTO audit_log (at, actor, action, target, details) VALUES ($1, $2, $3, $4, $5::jsonb)`,
+
+  listAudit: `SELECT at, actor, action, target, details FROM audit_log ORDER BY id DESC LIMIT $1`,
+} as const;

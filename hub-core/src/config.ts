@@ -1,0 +1,184 @@
+// Every PAPRIKA_* variable is read here, once, validated and frozen. Nothing else in the
+// code base touches process.env: callers receive a Config (SPEC.md § Environment).
+import os from 'node:os';
+import path from 'node:path';
+
+export interface Config {
+  readonly port: number;
+  readonly bind: string;
+  readonly hubId: string;
+  readonly hubUrl: string;
+  readonly heartbeatS: number;
+  readonly workerTtlS: number;
+  readonly hubHeartbeatS: number;
+  readonly hubTtlS: number;
+  readonly assignWaitS: number;
+  readonly forwardTimeoutS: number;
+  readonly queueRedriveIntervalS: number;
+  readonly queueRedriveDisable: boolean;
+  readonly redriveMinAgeS: number;
+  readonly reconcileIntervalS: number;
+  readonly orphanGraceS: number;
+  readonly queuedTimeoutS: number;
+  readonly jobTimeoutS: number;
+  readonly diskMaxPct: number;
+  readonly fleetTimeoutMs: number;
+  readonly fleetCacheS: number;
+  readonly jitterMaxS: number;
+  readonly maxQueued: number;
+  readonly apiToken: string | undefined;
+  readonly adminToken: string | undefined;
+  readonly workerToken: string | undefined;
+  readonly peerToken: string | undefined;
+  readonly chromePath: string | undefined;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly s3: S3Config | undefined;
+  readonly logLevel: string;
+  /** Redis key prefix; `paprika:` in production, per-test prefixes keep tests apart. */
+  readonly redisPrefix: string;
+}
+
+export interface S3Config {
+  readonly endpoint: string;
+  readonly bucket: string;
+  readonly accessKey: string;
+  readonly secretKey: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function numberVar(env: Env, name: string, fallback: number, opts: { min?: number; integer?: boolean; max?: number } = {}): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw.trim());
+  if (!Number.isFinite(value)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(raw)}`);
+  if (opts.integer && !Number.isInteger(value)) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
+  const min = opts.min ?? 0;
+  if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`);
+  if (opts.max !== undefined && value > opts.max) throw new ConfigError(name, `must be at most ${opts.max}, got ${value}`);
+  return value;
+}
+
+/** Periods must be positive: a zero-second loop period would spin. */
+function secondsVar(env: Env, name: string, fallback: number): number {
+  const value = numberVar(env, name, fallback);
+  if (value <= 0) throw new ConfigError(name, `must be greater than 0 seconds, got ${value}`);
+  return value;
+}
+
+function flagVar(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw.toLowerCase() === 'false') return false;
+  if (raw === '1' || raw.toLowerCase() === 'true') return true;
+  throw new ConfigError(name, `expected 1 or 0, got ${JSON.stringify(raw)}`);
+}
+
+function stringVar(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function urlVar(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = stringVar(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a valid URL: ${JSON.stringify(raw)}`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface ConfigOverrides {
+  port?: number;
+}
+
+export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = {}): Config {
+  const port = overrides.port ?? numberVar(env, 'PAPRIKA_PORT', 8080, { integer: true, max: 65535 });
+  const apiToken = stringVar(env, 'PAPRIKA_API_TOKEN');
+  const adminToken = stringVar(env, 'PAPRIKA_ADMIN_TOKEN');
+  const workerToken = stringVar(env, 'PAPRIKA_WORKER_TOKEN');
+  const peerToken = stringVar(env, 'PAPRIKA_PEER_TOKEN');
+  const anyToken = Boolean(apiToken || adminToken || workerToken || peerToken);
+  const bind = stringVar(env, 'PAPRIKA_BIND') ?? (anyToken ? '0.0.0.0' : '127.0.0.1');
+
+  const s3Endpoint = urlVar(env, 'PAPRIKA_S3_ENDPOINT', ['http:', 'https:']);
+  let s3: S3Config | undefined;
+  if (s3Endpoint) {
+    const bucket = stringVar(env, 'PAPRIKA_S3_BUCKET');
+    const accessKey = stringVar(env, 'PAPRIKA_S3_ACCESS_KEY');
+    const secretKey = stringVar(env, 'PAPRIKA_S3_SECRET_KEY');
+    if (!bucket) throw new ConfigError('PAPRIKA_S3_BUCKET', 'required when PAPRIKA_S3_ENDPOINT is set');
+    if (!accessKey) throw new ConfigError('PAPRIKA_S3_ACCESS_KEY', 'required when PAPRIKA_S3_ENDPOINT is set');
+    if (!secretKey) throw new ConfigError('PAPRIKA_S3_SECRET_KEY', 'required when PAPRIKA_S3_ENDPOINT is set');
+    s3 = { endpoint: s3Endpoint, bucket, accessKey, secretKey };
+  }
+
+  const logLevel = stringVar(env, 'PAPRIKA_LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('PAPRIKA_LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+
+  const workerTtlS = secondsVar(env, 'PAPRIKA_WORKER_TTL_S', 120);
+  const heartbeatS = secondsVar(env, 'PAPRIKA_HEARTBEAT_S', 15);
+  const config: Config = {
+    port,
+    bind,
+    hubId: stringVar(env, 'PAPRIKA_HUB_ID') ?? `hub-${os.hostname()}-${port}`,
+    hubUrl: urlVar(env, 'PAPRIKA_HUB_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`,
+    heartbeatS,
+    workerTtlS,
+    hubHeartbeatS: secondsVar(env, 'PAPRIKA_HUB_HEARTBEAT_S', 30),
+    hubTtlS: secondsVar(env, 'PAPRIKA_HUB_TTL_S', 90),
+    assignWaitS: numberVar(env, 'PAPRIKA_ASSIGN_WAIT_S', 8),
+    forwardTimeoutS: secondsVar(env, 'PAPRIKA_FORWARD_TIMEOUT_S', 60),
+    queueRedriveIntervalS: secondsVar(env, 'PAPRIKA_QUEUE_REDRIVE_INTERVAL_S', 3),
+    queueRedriveDisable: flagVar(env, 'PAPRIKA_QUEUE_REDRIVE_DISABLE'),
+    redriveMinAgeS: numberVar(env, 'PAPRIKA_REDRIVE_MIN_AGE_S', 90),
+    reconcileIntervalS: secondsVar(env, 'PAPRIKA_RECONCILE_INTERVAL_S', 90),
+    orphanGraceS: numberVar(env, 'PAPRIKA_ORPHAN_GRACE_S', 300),
+    queuedTimeoutS: secondsVar(env, 'PAPRIKA_QUEUED_TIMEOUT_S', 180),
+    jobTimeoutS: secondsVar(env, 'PAPRIKA_JOB_TIMEOUT_S', 180),
+    diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
+    fleetTimeoutMs: secondsVar(env, 'PAPRIKA_FLEET_TIMEOUT_MS', 1500),
+    fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
+    jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
+    maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
+    apiToken,
+    adminToken,
+    workerToken,
+    peerToken,
+    chromePath: stringVar(env, 'PAPRIKA_CHROME_PATH'),
+    dataDir: path.resolve(stringVar(env, 'PAPRIKA_DATA_DIR') ?? './.paprika'),
+    databaseUrl: urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    s3,
+    logLevel,
+    redisPrefix: stringVar(env, 'PAPRIKA_REDIS_PREFIX') ?? 'paprika:',
+  };
+  if (config.workerTtlS < config.heartbeatS) {
+    throw new ConfigError('PAPRIKA_WORKER_TTL_S', `must be at least PAPRIKA_HEARTBEAT_S (${heartbeatS}), got ${workerTtlS}`);
+  }
+  return Object.freeze(config);
+}
+
+/** A config for tests and embedding: defaults plus explicit overrides, no environment. */
+export function configFrom(vars: Env): Config {
+  return loadConfig(vars);
+}

@@ -1,0 +1,43 @@
+// Errors at the edges are values with a code, an HTTP status and details (Fastify-style
+// table). Routes throw PaprikaError; the HTTP layer turns it into `{error, details}`.
+export const ERROR_CODES = {
+  bad_request: { status: 400, message: 'The request is not valid' },
+  unauthorized: { status: 401, message: 'Missing or wrong bearer token' },
+  not_found: { status: 404, message: 'Not found' },
+  conflict: { status: 409, message: 'Conflict' },
+  payload_too_large: { status: 413, message: 'Request body too large' },
+  unsupported_media_type: { status: 415, message: 'Expected application/json' },
+  bad_gateway: { status: 502, message: 'The owning hub did not answer' },
+  queue_full: { status: 503, message: 'Too many queued jobs; retry later' },
+  shutting_down: { status: 503, message: 'This hub is shutting down; retry on another hub' },
+  database_unavailable: { status: 503, message: 'The job database is unreachable; retry later' },
+  no_free_lane: { status: 503, message: 'No free lane for a session; retry later' },
+  gateway_timeout: { status: 504, message: 'The owning hub did not answer in time' },
+  internal: { status: 500, message: 'Internal error' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class PaprikaError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly details: unknown = undefined,
+    message?: string,
+    /** Seconds for a Retry-After header (503s). */
+    readonly retryAfterS?: number,
+  ) {
+    super(message ?? ERROR_CODES[code].message);
+    this.name = 'PaprikaError';
+    this.status = ERROR_CODES[code].status;
+  }
+
+  toBody(): { error: string; code: ErrorCode; details: unknown } {
+    return { error: this.message, code: this.code, details: this.details ?? null };
+  }
+}
+
+/** zod issues → a compact, stable list for `details`. */
+export function issuesToDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): Array<{ path: string; message: string }> {
+  return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}

@@ -1,0 +1,100 @@
+// The jobs table and the durable worker settings, behind one interface so the same code runs
+// on Postgres (`pg`) and on embedded PGlite. The statements live in adapters/sql/statements.ts.
+import type { JobKind, JobStatus } from '../domain/job-spec.ts';
+
+export interface JobRow {
+  id: string;
+  kind: JobKind;
+  spec: Record<string, unknown>;
+  status: JobStatus;
+  worker_id: string | null;
+  lane: number | null;
+  hub_id: string | null;
+  /** The assignment this run belongs to: a result carrying another one is stale and ignored. */
+  session_id: string | null;
+  novnc_url: string | null;
+  error: string | null;
+  result: unknown;
+  attempts: number;
+  created_at: Date;
+  assigned_at: Date | null;
+  finished_at: Date | null;
+  deadline_at: Date | null;
+  /** Set when POST /jobs gave up on inline assignment: redrive may take it before the age gate. */
+  released_at: Date | null;
+  idempotency_key: string | null;
+}
+
+export interface NewJob {
+  id: string;
+  kind: JobKind;
+  spec: Record<string, unknown>;
+  hubId: string;
+  idempotencyKey: string | null;
+  now: Date;
+}
+
+export interface Claim {
+  workerId: string;
+  hubId: string;
+  lane: number;
+  assignmentId: string;
+  novncUrl: string | null;
+  now: Date;
+  deadlineAt: Date;
+}
+
+export interface Finish {
+  assignmentId: string;
+  status: 'succeeded' | 'failed' | 'canceled';
+  result: unknown;
+  error: string | null;
+  now: Date;
+}
+
+export type WorkerStatus = 'active' | 'drain' | 'standby';
+
+export interface AuditEntry {
+  at: Date;
+  actor: string;
+  action: string;
+  target: string;
+  details: unknown;
+}
+
+export interface StatsBucket {
+  minute: Date;
+  succeeded: number;
+  failed: number;
+}
+
+export interface JobStore {
+  /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
+  insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
+  getJob(id: string): Promise<JobRow | undefined>;
+  listJobs(filter: { status?: JobStatus; limit: number }): Promise<JobRow[]>;
+  /** The conditional UPDATE: queued ∧ worker_id IS NULL → running. Undefined when another claimer won. */
+  claimQueuedJob(id: string, claim: Claim): Promise<JobRow | undefined>;
+  /** Undo a claim whose send failed or that the worker rejected; back to queued, released. */
+  unclaimJob(id: string, assignmentId: string, now: Date): Promise<boolean>;
+  /** Terminal status for the run with this assignment id, only while it is still running. */
+  finishJob(id: string, finish: Finish): Promise<JobRow | undefined>;
+  /** queued or running → canceled. */
+  cancelJob(id: string, now: Date): Promise<JobRow | undefined>;
+  /** Fail a job only if it is still in the status (and assignment) the decider saw. */
+  failJobIf(id: string, expect: { status: 'queued' | 'running'; assignmentId?: string | null }, error: string, now: Date): Promise<JobRow | undefined>;
+  markReleased(id: string, now: Date): Promise<void>;
+  /** Queued, unassigned jobs, oldest first. */
+  listQueued(limit: number): Promise<JobRow[]>;
+  listRunning(limit: number): Promise<JobRow[]>;
+  countByStatus(): Promise<Record<JobStatus, number>>;
+  countQueued(): Promise<number>;
+  throughput(since: Date): Promise<StatsBucket[]>;
+
+  getWorkerStatus(workerId: string): Promise<WorkerStatus | undefined>;
+  setWorkerStatus(workerId: string, status: WorkerStatus, actor: string, now: Date): Promise<void>;
+  listAudit(limit: number): Promise<AuditEntry[]>;
+
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

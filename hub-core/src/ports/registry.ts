@@ -1,0 +1,68 @@
+// The fleet shared between hubs (SPEC.md § Redis keys). The Redis adapter is the real one;
+// the in-process one serves single-hub mode with the same behaviour.
+import type { LaneState } from '../protocol.ts';
+
+/** One worker as every hub sees it: capabilities from hello, values from the last heartbeat. */
+export interface WorkerSnapshot {
+  worker_id: string;
+  hub_id: string;
+  lan_ip: string;
+  hostname: string;
+  status: string;
+  in_flight: number;
+  max_concurrent: number;
+  lane_novnc_urls: string[];
+  novnc_url: string | null;
+  disk_pct: number;
+  cpu_pct: number;
+  mem_pct: number;
+  /** Epoch ms of the last heartbeat. */
+  last_seen_ms: number;
+  version: string;
+  platform: string;
+  lanes: LaneState[];
+}
+
+export interface HubInfo {
+  hub_id: string;
+  url: string;
+  started_at: number;
+  workers: number;
+  free_lanes: number;
+}
+
+export interface HubRow extends HubInfo {
+  alive: boolean;
+  last_seen: number;
+}
+
+export interface Registry {
+  /** The IP-derived id, taken atomically: the same IP always gets its id back. */
+  claimWorkerId(lanIp: string, hostname: string): Promise<string>;
+  /** Write a worker's hash and refresh its `:online` TTL. */
+  publishWorker(w: WorkerSnapshot): Promise<void>;
+  /** Many at once (one round trip): coalesced heartbeats. */
+  publishWorkers(ws: WorkerSnapshot[]): Promise<void>;
+  setOwner(workerId: string, hubId: string): Promise<void>;
+  getOwner(workerId: string): Promise<string | undefined>;
+  /** Compare-and-delete: only the hub that wrote the owner may release it. */
+  releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean>;
+  /** Every worker in the index; `timeoutMs` bounds the read (rejects with FleetTimeoutError). */
+  readFleet(timeoutMs: number): Promise<WorkerSnapshot[]>;
+  setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void>;
+  getSessionOwner(sessionId: string): Promise<string | undefined>;
+  deleteSession(sessionId: string): Promise<void>;
+  heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void>;
+  /** Live hubs and the recently dead (in the index, row expired) seen within `recentS`. */
+  listHubs(now: number, recentS: number): Promise<HubRow[]>;
+  removeHub(hubId: string): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class FleetTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`fleet read took longer than ${ms} ms`);
+    this.name = 'FleetTimeoutError';
+  }
+}

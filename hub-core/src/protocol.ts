@@ -1,0 +1,138 @@
+// The worker link (SPEC.md § Worker link): every message is JSON with `type` and `v: 1`.
+// Both ends parse with parseWorkerMessage / parseHubMessage at the socket edge; inside,
+// only typed values travel. A malformed message yields an error value, never a throw.
+import { z } from 'zod';
+import { FetchSpec, MacroSpec, SessionCommand, SleepSpec } from './domain/job-spec.ts';
+import { issuesToDetails } from './errors.ts';
+
+export const PROTOCOL_VERSION = 1 as const;
+/** Largest frame either side accepts (screenshots travel inside job_result). */
+export const MAX_FRAME_BYTES = 32 * 1024 * 1024;
+
+const v = z.literal(PROTOCOL_VERSION);
+const id = z.string().min(1).max(200);
+const pct = z.number().min(0).max(100);
+
+export const LaneState = z.strictObject({
+  index: z.number().int().min(0),
+  view_url: z.string().max(2000).nullable(),
+  busy: z.boolean(),
+  job_id: id.nullable(),
+  session_id: id.nullable().optional(),
+});
+export type LaneState = z.infer<typeof LaneState>;
+
+export const Capabilities = z.strictObject({
+  max_concurrent: z.number().int().min(0).max(1024),
+  lane_novnc_urls: z.array(z.string().max(2000)).max(1024),
+  novnc_url: z.string().max(2000).nullable(),
+  version: z.string().max(100),
+  platform: z.string().max(100),
+});
+export type Capabilities = z.infer<typeof Capabilities>;
+
+/** A job the worker still holds when it (re)links: lets the hub keep it instead of orphaning it. */
+const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assignment_id: id });
+
+const JobError = z.string().max(20_000);
+const Asset = z.strictObject({
+  name: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/),
+  content_type: z.string().max(200),
+  data_base64: z.string().max(MAX_FRAME_BYTES),
+});
+export type Asset = z.infer<typeof Asset>;
+
+export const WorkerMessage = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional() }),
+  z.strictObject({
+    type: z.literal('heartbeat'),
+    v,
+    in_flight: z.number().int().min(0),
+    cpu_pct: pct,
+    mem_pct: pct,
+    disk_pct: pct,
+    lanes: z.array(LaneState).max(1024),
+  }),
+  z.strictObject({ type: z.literal('job_started'), v, job_id: id, assignment_id: id, lane: z.number().int().min(0) }),
+  z.strictObject({
+    type: z.literal('job_result'),
+    v,
+    job_id: id,
+    assignment_id: id,
+    status: z.enum(['succeeded', 'failed', 'canceled']),
+    result: z.unknown().optional(),
+    error: JobError.optional(),
+    assets: z.array(Asset).max(100).optional(),
+  }),
+  z.strictObject({ type: z.literal('job_rejected'), v, job_id: id, assignment_id: id, reason: z.string().max(200) }),
+  z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
+  z.strictObject({ type: z.literal('session_closed'), v, session_id: id, reason: z.string().max(200) }),
+  z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000) }),
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessage>;
+
+const AssignRunnable = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('fetch'), spec: FetchSpec }),
+  z.strictObject({ kind: z.literal('macro'), spec: MacroSpec }),
+  z.strictObject({ kind: z.literal('sleep'), spec: SleepSpec }),
+]);
+
+export const HubMessage = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string() }),
+  z.strictObject({
+    type: z.literal('assign'), // HubAssignJob
+    v,
+    job_id: id,
+    assignment_id: id,
+    lane: z.number().int().min(0),
+    /** Epoch ms after which the worker stops the job and reports `timeout`. */
+    deadline: z.number(),
+    job: AssignRunnable,
+  }),
+  z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
+  z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),
+  z.strictObject({ type: z.literal('session_open'), v, request_id: id, session_id: id, lane: z.number().int().min(0), idle_timeout_s: z.number().positive() }),
+  z.strictObject({ type: z.literal('session_command'), v, request_id: id, session_id: id, command: SessionCommand }),
+  z.strictObject({ type: z.literal('session_close'), v, request_id: id, session_id: id }),
+  z.strictObject({ type: z.literal('status'), v, status: z.enum(['active', 'drain', 'standby']) }),
+  z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000), details: z.unknown().optional() }),
+]);
+export type HubMessage = z.infer<typeof HubMessage>;
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string; details: unknown };
+
+function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {
+  let data: unknown;
+  if (typeof raw === 'string') {
+    try {
+      data = JSON.parse(raw);
+    } catch {
+      return { ok: false, error: 'message is not valid JSON', details: null };
+    }
+  } else if (raw instanceof Buffer || raw instanceof ArrayBuffer || Array.isArray(raw)) {
+    const buf = Array.isArray(raw) ? Buffer.concat(raw as Buffer[]) : Buffer.from(raw as ArrayBuffer);
+    return parseWith(schema, buf.toString('utf8'));
+  } else {
+    data = raw;
+  }
+  const result = schema.safeParse(data);
+  if (result.success) return { ok: true, value: result.data };
+  const type = typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+  return {
+    ok: false,
+    error: typeof type === 'string' ? `invalid ${type} message` : 'message has no known type',
+    details: issuesToDetails(result.error.issues),
+  };
+}
+
+export const parseWorkerMessage = (raw: unknown): Parsed<WorkerMessage> => parseWith(WorkerMessage, raw);
+export const parseHubMessage = (raw: unknown): Parsed<HubMessage> => parseWith(HubMessage, raw);
+
+type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type WorkerMessageBody = Without<WorkerMessage, 'v'>;
+export type HubMessageBody = Without<HubMessage, 'v'>;
+
+/** Serialise with the protocol version stamped on. */
+export function encode(msg: WorkerMessageBody | HubMessageBody): string {
+  return JSON.stringify({ ...msg, v: PROTOCOL_VERSION });
+}

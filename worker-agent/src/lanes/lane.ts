@@ -1,0 +1,42 @@
+// What the agent needs from one lane, whatever runs it: a simulated lane (no browser, for
+// load and fault tests) or a Chrome lane driven by puppeteer. The agent owns the link, the
+// bookkeeping and the deadlines; a lane only runs one job or one session at a time.
+import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
+import type { Asset } from '../../../hub-core/src/protocol.ts';
+
+export interface JobContext {
+  readonly jobId: string;
+  /** Epoch ms; the agent aborts `signal` when it passes. */
+  readonly deadline: number;
+  /** Aborted on cancel, on deadline and on agent shutdown. */
+  readonly signal: AbortSignal;
+}
+
+export interface JobOutcome {
+  status: 'succeeded' | 'failed' | 'canceled';
+  result?: unknown;
+  error?: string;
+  assets?: Asset[];
+}
+
+export interface Lane {
+  readonly index: number;
+  /** The page that shows this lane live (screencast) or the operator's noVNC URL. */
+  readonly viewUrl: string | null;
+  start(): Promise<void>;
+  /** Never throws: a failure, a crash or a timeout comes back as a failed outcome with the reason. */
+  runJob(job: RunnableJob, ctx: JobContext): Promise<JobOutcome>;
+  openSession(sessionId: string): Promise<void>;
+  /** Runs one session command; throws an Error whose message is the reason on failure. */
+  sessionCommand(command: SessionCommand, signal: AbortSignal): Promise<unknown>;
+  closeSession(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface LanePool {
+  readonly lanes: readonly Lane[];
+  /** One portable Chrome (Windows): report `novnc_url` alone, max_concurrent 1. */
+  readonly singleChrome: boolean;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
