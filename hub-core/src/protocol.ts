@@ -43,7 +43,7 @@ const Asset = z.strictObject({
 export type Asset = z.infer<typeof Asset>;
 
 export const WorkerMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), v, worker_id: id, capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional() }),
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional() }),
   z.strictObject({
     type: z.literal('heartbeat'),
     v,

@@ -1,0 +1,72 @@
+// `paprika demo`: one command on a fresh machine. A hub on PAPRIKA_PORT with the embedded
+// defaults (PGlite + in-process registry), two local workers with two Chrome lanes each,
+// a few example jobs, and the console URL. Ctrl-C stops everything.
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { loadConfig } from '../config.ts';
+import { startHub } from '../hub/hub.ts';
+import { WorkerAgent } from '../../../worker-agent/src/agent.ts';
+import { buildPool } from '../../../worker-agent/src/main.ts';
+
+export async function runDemo(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, strict: true, options: { simulate: { type: 'boolean' } } });
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  const config = loadConfig(env);
+  const simulate = Boolean(values.simulate);
+  const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+
+  if (!simulate) {
+    const { findChrome, CHROME_HELP } = await import('../../../worker-agent/src/chrome/find-chrome.ts').catch(() => ({ findChrome: () => undefined, CHROME_HELP: 'Chrome lanes are not built in.' }));
+    if (!findChrome({ explicitPath: config.chromePath })) {
+      console.error(`paprika demo: no Chrome or Chromium found.\n${CHROME_HELP}\nOr run the demo without a browser: npm run demo -- --simulate`);
+      process.exit(1);
+    }
+  }
+
+  const hub = await startHub({ config, logger: log });
+  const agents: WorkerAgent[] = [];
+  const extras: Array<() => Promise<void>> = [];
+  for (const [i, lanIp] of ['127.0.0.101', '127.0.0.102'].entries()) {
+    const flags = { hub: hub.url, lanes: 2, singleChrome: false, lanIp, simulateLanes: simulate ? 2 : undefined };
+    const { pool, stopExtras } = await buildPool(flags, config.chromePath);
+    const agent = new WorkerAgent({ hubUrl: hub.url, pool, lanIp, hostname: `demo-worker-${i + 1}`, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
+    await agent.start();
+    await agent.linked;
+    agents.push(agent);
+    extras.push(stopExtras);
+  }
+
+  console.log(`Paprika demo: hub ${config.hubId} with ${agents.length} workers × 2 ${simulate ? 'simulated' : 'Chrome'} lanes`);
+  console.log(`  console:  ${hub.url}/`);
+  console.log(`  API:      curl -s -XPOST ${hub.url}/jobs -H 'content-type: application/json' -d '{"kind":"sleep","spec":{"ms":500}}'`);
+  console.log(`  data dir: ${config.dataDir}`);
+
+  const examples = simulate
+    ? [{ kind: 'sleep', spec: { ms: 300 } }, { kind: 'sleep', spec: { ms: 600 } }, { kind: 'sleep', spec: { ms: 900 } }]
+    : [
+        { kind: 'fetch', spec: { url: `${hub.url}/healthz`, screenshot: true } },
+        { kind: 'macro', spec: { steps: [{ op: 'goto', url: `${hub.url}/healthz` }, { op: 'extract', selector: 'body', name: 'health' }] } },
+        { kind: 'sleep', spec: { ms: 500 } },
+      ];
+  for (const ex of examples) {
+    const res = await fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ex) });
+    const job = (await res.json()) as { id: string; status: string };
+    console.log(`  example ${ex.kind} job ${job.id}: ${job.status}`);
+  }
+  console.log('Press Ctrl-C to stop.');
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nstopping demo…');
+    await Promise.all(agents.map((a) => a.stop(2000).catch(() => {})));
+    for (const e of extras) await e().catch(() => {});
+    await hub.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}

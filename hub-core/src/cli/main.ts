@@ -1,0 +1,91 @@
+// `paprika <command>`: hub, worker, demo, nginx-conf. Bad flags print a message naming the
+// flag and exit 2; nothing is started.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { startHub } from '../hub/hub.ts';
+import { nginxConf, parseNginxFlags } from './nginx-conf.ts';
+
+export const USAGE = `usage: paprika <command> [flags]
+
+commands:
+  hub [--port N]                       run one hub (env: see README, PAPRIKA_*)
+  worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
+         [--simulate-lanes N] [--lan-ip IP] [--token T]
+                                       run a worker agent
+  demo [--simulate]                    hub on PAPRIKA_PORT with embedded defaults + two local workers
+  nginx-conf --hub HOST:PORT ... [--listen PORT]
+                                       print an nginx config for several hubs`;
+
+class UsageError extends Error {}
+
+async function hubCommand(argv: string[]): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, options: { port: { type: 'string' } } }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nusage: paprika hub [--port N]`);
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
+  }
+  const config = loadConfig(process.env, { port });
+  const hub = await startHub({ config });
+  console.log(`paprika hub ${config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await hub.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'hub':
+        return await hubCommand(rest);
+      case 'worker': {
+        const { runWorker, UsageError: WorkerUsage } = await import('../../../worker-agent/src/main.ts');
+        try {
+          await runWorker(rest);
+        } catch (err) {
+          if (err instanceof WorkerUsage) throw new UsageError(err.message);
+          throw err;
+        }
+        return;
+      }
+      case 'demo': {
+        const { runDemo } = await import('./demo.ts');
+        return await runDemo(rest);
+      }
+      case 'nginx-conf':
+        try {
+          process.stdout.write(nginxConf(parseNginxFlags(rest)));
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
+        return;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        console.log(USAGE);
+        return;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      console.error(`paprika: ${err.message}`);
+      process.exit(2);
+    }
+    console.error(`paprika: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,61 @@
+// How hub rows look on the wire: ISO timestamps, the spec's field names.
+import type { FleetWorker } from '../hub/fleet-view.ts';
+import type { JobRow } from '../ports/job-store.ts';
+import type { HubRow } from '../ports/registry.ts';
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
+  return {
+    id: j.id,
+    kind: j.kind,
+    spec: j.spec,
+    status: j.status,
+    worker_id: j.worker_id,
+    lane: j.lane,
+    hub_id: j.hub_id,
+    session_id: j.session_id,
+    novnc_url: j.novnc_url,
+    error: j.error,
+    result: j.result,
+    attempts: j.attempts,
+    created_at: iso(j.created_at),
+    assigned_at: iso(j.assigned_at),
+    finished_at: iso(j.finished_at),
+    deadline_at: iso(j.deadline_at),
+    ...extra,
+  };
+}
+
+export function workerJson(w: FleetWorker) {
+  return {
+    worker_id: w.worker_id,
+    hub_id: w.hub_id,
+    status: w.status,
+    alive: w.alive,
+    in_flight: w.in_flight,
+    max_concurrent: w.max_concurrent,
+    disk_pct: w.disk_pct,
+    cpu_pct: w.cpu_pct,
+    mem_pct: w.mem_pct,
+    last_seen: new Date(w.last_seen_ms).toISOString(),
+    version: w.version,
+    platform: w.platform,
+    lan_ip: w.lan_ip,
+    hostname: w.hostname,
+    lanes: w.lanes.map((l) => ({ index: l.index, view_url: l.view_url, busy: l.busy, job_id: l.job_id })),
+  };
+}
+
+export function hubJson(h: HubRow, localHubId: string) {
+  return {
+    hub_id: h.hub_id,
+    url: h.url || null,
+    alive: h.alive,
+    last_seen: new Date(h.last_seen).toISOString(),
+    started_at: h.started_at ? new Date(h.started_at).toISOString() : null,
+    workers: h.workers,
+    free_lanes: h.free_lanes,
+    local: h.hub_id === localHubId,
+  };
+}

@@ -1,0 +1,75 @@
+// /jobs: submit (inline assignment, then queued), read, list, cancel, assets.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { JOB_STATUSES, JobRequest } from '../../domain/job-spec.ts';
+import { PaprikaError } from '../../errors.ts';
+import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
+import type { Hub } from '../../hub/hub.ts';
+import { requireToken } from '../auth.ts';
+import { jobJson } from '../json.ts';
+import { parseOr400 } from '../validate.ts';
+
+const JobId = z.strictObject({ id: z.string().uuid('job ids are UUIDs') });
+const AssetParams = z.strictObject({ id: z.string().uuid(), name: z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/) });
+const ListQuery = z.strictObject({
+  status: z.enum(JOB_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+
+export function jobRoutes(hub: Hub) {
+  return async (app: FastifyInstance) => {
+    app.addHook('onRequest', async (req) => requireToken(hub.config.apiToken ?? undefined, req.raw, 'api', undefined, hub.config.peerToken));
+
+    app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
+      const body = parseOr400(JobRequest, req.body, 'job');
+      const rawKey = req.headers['idempotency-key'];
+      const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
+      const abort = new AbortController();
+      req.raw.on('close', () => req.raw.destroyed && abort.abort());
+      const { job, created } = await hub.jobs.submit(body, key, abort.signal);
+      // No free local lane after the wait: one hop to the peer with the most free lanes.
+      if (created && job.status === 'queued' && !req.headers[FORWARDED_HEADER]) {
+        const peer = await hub.forwarder.bestPeer().catch(() => undefined);
+        if (peer) {
+          const forwarded = await hub.forwarder.forward('jobs.assign', peer.url, 'POST', `/internal/jobs/${job.id}/assign`, {}).catch(() => undefined);
+          if (forwarded?.status === 200) return reply.status(201).send(forwarded.body);
+        }
+      }
+      return reply.status(created ? 201 : 200).send(jobJson(job));
+    });
+
+    app.get('/jobs', async (req) => {
+      const q = parseOr400(ListQuery, req.query, 'query');
+      const rows = await hub.store.listJobs({ status: q.status, limit: q.limit });
+      return { jobs: rows.map((j) => jobJson(j)) };
+    });
+
+    app.get('/jobs/:id', async (req) => {
+      const { id } = parseOr400(JobId, req.params, 'job id');
+      const job = await hub.store.getJob(id);
+      if (!job) throw new PaprikaError('not_found', { id }, 'No such job');
+      return jobJson(job, { assets: await hub.assets.list(id) });
+    });
+
+    app.post('/jobs/:id/cancel', async (req) => {
+      const { id } = parseOr400(JobId, req.params, 'job id');
+      const out = await hub.jobs.cancel(id);
+      if (!out) throw new PaprikaError('not_found', { id }, 'No such job');
+      // The worker runs on another hub's link: tell that hub to pass the cancel on.
+      if (out.job.status === 'canceled' && !out.sentToWorker && out.job.worker_id && !req.headers[FORWARDED_HEADER]) {
+        const owner = await hub.registry.getOwner(out.job.worker_id).catch(() => undefined);
+        const url = owner && owner !== hub.config.hubId ? await hub.forwarder.hubUrl(owner) : undefined;
+        if (url) await hub.forwarder.forward('jobs.cancel', url, 'POST', `/internal/jobs/${id}/cancel-on-worker`, {}).catch(() => undefined);
+      }
+      return jobJson(out.job);
+    });
+
+    app.get('/jobs/:id/assets/:name', async (req, reply) => {
+      const { id, name } = parseOr400(AssetParams, req.params, 'asset');
+      const asset = await hub.assets.get(id, name);
+      if (!asset) throw new PaprikaError('not_found', { id, name }, 'No such asset');
+      return reply.type(asset.contentType).send(asset.data);
+    });
+  };
+}

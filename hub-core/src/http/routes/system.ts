@@ -1,0 +1,69 @@
+// /healthz, /metrics and the console (renderer/dist) at /.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import type { Hub } from '../../hub/hub.ts';
+
+export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../renderer/dist');
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Paprika hub</title>
+<body style="font-family:sans-serif;margin:3em"><h1>Paprika hub</h1>
+<p>The console is not built yet. Run <code>npm run build</code>, then reload.</p>
+<p>The API answers: <a href="/admin/workers">/admin/workers</a>, <a href="/healthz">/healthz</a>.</p></body>`;
+
+async function timed<T>(p: Promise<T>, ms: number): Promise<boolean> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([p, new Promise((_, reject) => (t = setTimeout(() => reject(new Error('timeout')), ms)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
+  return async (app: FastifyInstance) => {
+    app.get('/healthz', async (_req, reply) => {
+      const [db, registry] = await Promise.all([timed(hub.store.ping(), 2000), timed(hub.registry.ping(), 2000)]);
+      const ok = db && registry && !hub.jobs.stopping;
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : hub.jobs.stopping ? 'stopping' : 'degraded', hub_id: hub.config.hubId, checks: { database: db, registry }, workers: hub.fleet.size });
+    });
+
+    app.get('/metrics', async (_req, reply) => {
+      return reply.type(hub.metrics.registry.contentType).send(await hub.metrics.registry.metrics());
+    });
+
+    const serve = async (file: string): Promise<{ type: string; data: Buffer } | undefined> => {
+      const resolved = path.resolve(consoleDir, file);
+      if (!resolved.startsWith(consoleDir + path.sep) && resolved !== consoleDir) return undefined;
+      try {
+        return { type: TYPES[path.extname(resolved)] ?? 'application/octet-stream', data: await fs.readFile(resolved) };
+      } catch {
+        return undefined;
+      }
+    };
+
+    app.get('/', async (_req, reply) => {
+      const index = await serve('index.html');
+      return index ? reply.type(index.type).send(index.data) : reply.type('text/html; charset=utf-8').send(NOT_BUILT);
+    });
+
+    app.get('/assets/*', async (req, reply) => {
+      const file = await serve(path.join('assets', (req.params as { '*': string })['*']));
+      if (!file) return reply.status(404).send({ error: 'No such file', code: 'not_found', details: null });
+      return reply.header('cache-control', 'public, max-age=31536000, immutable').type(file.type).send(file.data);
+    });
+  };
+}

@@ -1,0 +1,79 @@
+// The fleet-wide view (the seed's stats_async()): this hub's own links, fresh, plus every
+// other hub's workers from the registry, read with FLEET_TIMEOUT. When the read is slow or
+// fails, the last good view serves for FLEET_CACHE, so a Redis hiccup never shrinks the
+// fleet to "this hub only" (the 37 ↔ 30 ↔ 7 ↔ 0 flicker, and the mass failures behind it).
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Registry, WorkerSnapshot } from '../ports/registry.ts';
+import type { LocalFleet } from './local-fleet.ts';
+
+export interface FleetWorker extends WorkerSnapshot {
+  alive: boolean;
+  local: boolean;
+}
+
+export interface FleetView {
+  workers: FleetWorker[];
+  as_of: number;
+  stale: boolean;
+  /** Only this hub's links: the registry failed and no good view was recent enough. */
+  partial: boolean;
+}
+
+export class FleetViewReader {
+  private lastGood: { workers: WorkerSnapshot[]; at: number } | undefined;
+  private inflight: Promise<FleetView> | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly registry: Registry,
+    private readonly fleet: LocalFleet,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Concurrent callers share one registry read. */
+  read(): Promise<FleetView> {
+    this.inflight ??= this.readOnce().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async readOnce(): Promise<FleetView> {
+    let remote: WorkerSnapshot[];
+    let asOf = this.clock.now();
+    let stale = false;
+    let partial = false;
+    try {
+      remote = await this.registry.readFleet(this.config.fleetTimeoutMs);
+      this.lastGood = { workers: remote, at: asOf };
+    } catch (err) {
+      const cached = this.lastGood;
+      if (cached && asOf - cached.at <= this.config.fleetCacheS * 1000) {
+        this.log.warn({ err: String(err), age_ms: asOf - cached.at }, 'fleet read failed; serving the last good view');
+        remote = cached.workers;
+        asOf = cached.at;
+        stale = true;
+      } else {
+        this.log.warn({ err: String(err) }, 'fleet read failed and no recent good view; local links only');
+        remote = [];
+        stale = true;
+        partial = true;
+      }
+    }
+    return { workers: this.merge(remote), as_of: asOf, stale, partial };
+  }
+
+  /** Local links win over what the registry says of them: they are the freshest source. */
+  private merge(remote: WorkerSnapshot[]): FleetWorker[] {
+    const now = this.clock.now();
+    const ttlMs = this.config.workerTtlS * 1000;
+    const byId = new Map<string, FleetWorker>();
+    for (const w of remote) byId.set(w.worker_id, { ...w, alive: now - w.last_seen_ms <= ttlMs, local: false });
+    for (const l of this.fleet.all()) byId.set(l.worker_id, { ...l.snapshot(), alive: now - l.last_seen_ms <= ttlMs, local: true });
+    return [...byId.values()].sort((a, b) => a.worker_id.localeCompare(b.worker_id));
+  }
+
+}

@@ -1,0 +1,164 @@
+// One hub: the adapters chosen by the config, the services, the loops and the HTTP/WS server,
+// with one start and one stop. Tests, the CLI and the Electron app all start hubs this way.
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import { loadConfig, type Config } from '../config.ts';
+import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
+import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
+import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
+import { openJobStore } from '../adapters/sql/sql-job-store.ts';
+import { buildHttpServer, type HttpServer } from '../http/server.ts';
+import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
+import type { PeriodicLoop } from '../loops/periodic-loop.ts';
+import { reconcileLoop } from '../loops/reconcile-loop.ts';
+import { redriveLoop } from '../loops/redrive-loop.ts';
+import { failLeftoversIfAlone } from '../loops/startup.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import { systemClock, type Clock } from '../ports/clock.ts';
+import type { JobStore } from '../ports/job-store.ts';
+import { mathRandom, type Random } from '../ports/random.ts';
+import type { Registry } from '../ports/registry.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { FleetViewReader } from './fleet-view.ts';
+import { Forwarder } from './forwarder.ts';
+import { HubEvents } from './hub-events.ts';
+import { JobService } from './job-service.ts';
+import { LinkService } from './link-service.ts';
+import { LocalFleet } from './local-fleet.ts';
+import { createMetrics, type HubMetrics } from './metrics.ts';
+import { RegistryPublisher } from './registry-publisher.ts';
+import { SessionService } from './sessions.ts';
+import { StatsSampler } from './stats.ts';
+
+export interface StartHubOptions {
+  config?: Config;
+  /** Environment to read the config from when `config` is not given (default process.env). */
+  env?: Record<string, string | undefined>;
+  port?: number;
+  store?: JobStore;
+  registry?: Registry;
+  assets?: AssetStore;
+  clock?: Clock;
+  random?: Random;
+  logger?: Logger;
+  /** Where the built console lives (default renderer/dist). */
+  consoleDir?: string;
+}
+
+export class Hub {
+  readonly events = new HubEvents();
+  readonly metrics: HubMetrics = createMetrics();
+  readonly fleet: LocalFleet;
+  readonly publisher: RegistryPublisher;
+  readonly sessions: SessionService;
+  readonly dispatcher: Dispatcher;
+  readonly jobs: JobService;
+  readonly links: LinkService;
+  readonly fleetView: FleetViewReader;
+  readonly forwarder: Forwarder;
+  readonly stats: StatsSampler;
+  readonly startedAt: number;
+  private loops: PeriodicLoop[] = [];
+  private http: HttpServer | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly config: Config,
+    readonly store: JobStore,
+    readonly registry: Registry,
+    readonly assets: AssetStore,
+    readonly clock: Clock,
+    readonly random: Random,
+    readonly log: Logger,
+    private readonly ownsAdapters: { store: boolean; registry: boolean },
+  ) {
+    this.startedAt = clock.now();
+    this.fleet = new LocalFleet(config, clock, random);
+    this.publisher = new RegistryPublisher(registry, log);
+    this.sessions = new SessionService(config, this.fleet, registry, clock, log, this.events);
+    this.dispatcher = new Dispatcher(config, store, this.fleet, clock, log, this.events, this.metrics);
+    this.jobs = new JobService(config, store, this.fleet, this.dispatcher, clock, log, this.events, this.metrics);
+    this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
+    this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, clock, log, events: this.events, metrics: this.metrics });
+    this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
+  }
+
+  get url(): string {
+    if (!this.http) throw new Error('hub not started');
+    return this.http.url;
+  }
+
+  get port(): number {
+    if (!this.http) throw new Error('hub not started');
+    return this.http.port;
+  }
+
+  async start(consoleDir?: string): Promise<void> {
+    await failLeftoversIfAlone(this);
+    this.http = await buildHttpServer(this, { consoleDir });
+    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, startedAt: this.startedAt };
+    this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
+    if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
+    for (const l of this.loops) l.start();
+    const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
+    this.log.info({ hub_id: this.config.hubId, url: this.http.url, redis: Boolean(this.config.redisUrl), postgres: Boolean(this.config.databaseUrl) }, open && this.config.bind === '127.0.0.1' ? 'hub listening (no tokens set: bound to 127.0.0.1 only)' : 'hub listening');
+  }
+
+  /**
+   * Graceful stop: refuse new jobs (503), let inline POSTs settle, close the links (workers
+   * re-link elsewhere, their owner keys released), stop the loops, leave the registry.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.jobs.stopping = true;
+    this.fleet.laneFreed(this.fleet.waiting); // wake inline waits so they release their jobs now
+    const until = Date.now() + 5000;
+    while (this.jobs.pendingInline > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    for (const l of this.loops) await l.stop();
+    this.sessions.stop();
+    await this.http?.close();
+    await this.publisher.stop();
+    await this.registry.removeHub(this.config.hubId).catch(() => {});
+    if (this.ownsAdapters.registry) await this.registry.close();
+    if (this.ownsAdapters.store) await this.store.close();
+  }
+}
+
+/** Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port. */
+async function freePort(host: string): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
+  let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
+  if (config.port === 0 && !opts.config) config = loadConfig(opts.env ?? process.env, { port: await freePort(config.bind) });
+  const clock = opts.clock ?? systemClock;
+  const log = opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } });
+  const store = opts.store ?? (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }));
+  let registry = opts.registry;
+  try {
+    registry ??= config.redisUrl ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS) : new MemoryRegistry(clock);
+  } catch (err) {
+    if (!opts.store) await store.close();
+    throw err;
+  }
+  const assets = opts.assets ?? new FileAssetStore(path.join(config.dataDir, 'assets'));
+  const hub = new Hub(config, store, registry, assets, clock, opts.random ?? mathRandom, log, { store: !opts.store, registry: !opts.registry });
+  try {
+    await hub.start(opts.consoleDir);
+  } catch (err) {
+    await hub.stop().catch(() => {});
+    throw err;
+  }
+  return hub;
+}

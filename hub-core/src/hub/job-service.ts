@@ -1,0 +1,112 @@
+// POST /jobs and POST /jobs/:id/cancel: insert, try a local lane for up to ASSIGN_WAIT,
+// and otherwise leave the job queued and *released* so redrive may take it at once.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { JobRequest } from '../domain/job-spec.ts';
+import { PaprikaError } from '../errors.ts';
+import { encode } from '../protocol.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JobRow, JobStore } from '../ports/job-store.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import type { HubEvents } from './hub-events.ts';
+import type { LocalFleet } from './local-fleet.ts';
+import type { HubMetrics } from './metrics.ts';
+
+export class JobService {
+  stopping = false;
+  /** Queued jobs as last counted (sampled by the stats loop, raised by each insert). */
+  queuedEstimate = 0;
+  private inlineWaits = 0;
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: JobStore,
+    private readonly fleet: LocalFleet,
+    private readonly dispatcher: Dispatcher,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly events: HubEvents,
+    private readonly metrics: HubMetrics,
+  ) {}
+
+  /** POSTs still inside their inline wait: shutdown waits for them to settle. */
+  get pendingInline(): number {
+    return this.inlineWaits;
+  }
+
+  async submit(req: JobRequest, idempotencyKey: string | null, signal?: AbortSignal): Promise<{ job: JobRow; created: boolean }> {
+    if (this.stopping) throw new PaprikaError('shutting_down', null, undefined, 1);
+    if (this.queuedEstimate >= this.config.maxQueued) {
+      throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
+    }
+    let inserted: { job: JobRow; created: boolean };
+    try {
+      inserted = await this.store.insertJob({
+        id: randomUUID(),
+        kind: req.kind,
+        spec: req.spec as Record<string, unknown>,
+        hubId: this.config.hubId,
+        idempotencyKey,
+        now: new Date(this.clock.now()),
+      });
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'job insert failed');
+      throw new PaprikaError('database_unavailable', null, undefined, 2);
+    }
+    if (!inserted.created) return inserted;
+    this.queuedEstimate++;
+    this.metrics.jobsSubmitted.inc();
+    this.events.jobChanged(inserted.job);
+    this.inlineWaits++;
+    try {
+      return { job: await this.assignInline(inserted.job, signal), created: true };
+    } finally {
+      this.inlineWaits--;
+    }
+  }
+
+  private async assignInline(job: JobRow, signal?: AbortSignal): Promise<JobRow> {
+    const until = this.clock.now() + this.config.assignWaitS * 1000;
+    for (;;) {
+      let outcome;
+      try {
+        outcome = await this.dispatcher.assign(job, 'inline');
+      } catch (err) {
+        // The job is inserted; redrive will take it. The client still gets its id.
+        this.log.warn({ job_id: job.id, err: String(err) }, 'inline assignment failed');
+        break;
+      }
+      if (outcome.kind === 'assigned') return outcome.job;
+      if (outcome.kind === 'taken' || outcome.kind === 'failed') return outcome.job ?? job;
+      if (outcome.kind === 'send_failed') continue; // claim undone; pick again at once
+      const left = until - this.clock.now();
+      if (left <= 0 || signal?.aborted || this.stopping) break;
+      await this.fleet.waitForLane(left, signal);
+    }
+    // Released: the POST no longer holds it, so redrive need not wait out the age gate.
+    await this.store.markReleased(job.id, new Date(this.clock.now())).catch((err: unknown) => this.log.warn({ job_id: job.id, err: String(err) }, 'release mark failed'));
+    this.fleet.emit('released');
+    return (await this.store.getJob(job.id).catch(() => undefined)) ?? job;
+  }
+
+  /** Cancels a queued or running job; tells the worker when this hub holds it. */
+  async cancel(id: string): Promise<{ job: JobRow; sentToWorker: boolean } | undefined> {
+    const before = await this.store.getJob(id);
+    if (!before) return undefined;
+    const canceled = await this.store.cancelJob(id, new Date(this.clock.now()));
+    if (!canceled) return { job: before, sentToWorker: false };
+    this.events.jobChanged(canceled);
+    let sent = false;
+    if (before.status === 'running' && before.worker_id) {
+      const link = this.fleet.get(before.worker_id);
+      if (link) {
+        sent = await link.socket.send(encode({ type: 'cancel', job_id: id, reason: 'canceled by request' })).then(
+          () => true,
+          () => false,
+        );
+      }
+    }
+    return { job: canceled, sentToWorker: sent };
+  }
+}

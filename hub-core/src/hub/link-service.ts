@@ -1,0 +1,211 @@
+// The hub's end of a worker link: hello → welcome, heartbeats, results, rejections and
+// session replies. Every frame is parsed at this edge; a malformed one gets an error reply
+// and a log line, never an exception that could take the hub down.
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { Config } from '../config.ts';
+import { encode, parseWorkerMessage, type WorkerMessage } from '../protocol.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JobStore } from '../ports/job-store.ts';
+import type { Registry } from '../ports/registry.ts';
+import type { HubEvents } from './hub-events.ts';
+import type { LocalFleet } from './local-fleet.ts';
+import type { HubMetrics } from './metrics.ts';
+import type { RegistryPublisher } from './registry-publisher.ts';
+import type { SessionService } from './sessions.ts';
+import { WorkerLink, type LinkSocket } from './worker-link.ts';
+
+const HELLO_TIMEOUT_MS = 10_000;
+
+export interface LinkDeps {
+  config: Config;
+  store: JobStore;
+  registry: Registry;
+  assets: AssetStore;
+  fleet: LocalFleet;
+  sessions: SessionService;
+  publisher: RegistryPublisher;
+  clock: Clock;
+  log: Logger;
+  events: HubEvents;
+  metrics: HubMetrics;
+}
+
+function socketOf(ws: WebSocket): LinkSocket {
+  return {
+    send: (text) =>
+      new Promise((resolve, reject) => {
+        if (ws.readyState !== ws.OPEN) return reject(new Error('link is not open'));
+        ws.send(text, (err) => (err ? reject(err) : resolve()));
+      }),
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+export class LinkService {
+  constructor(private readonly d: LinkDeps) {}
+
+  /** Takes over an upgraded socket for `workerId` (already authenticated by the HTTP layer). */
+  accept(ws: WebSocket, workerId: string): void {
+    const socket = socketOf(ws);
+    let link: WorkerLink | undefined;
+    let queue = Promise.resolve();
+    const helloTimer = setTimeout(() => {
+      if (!link) ws.close(4000, 'no hello');
+    }, HELLO_TIMEOUT_MS);
+
+    ws.on('message', (data, isBinary) => {
+      const parsed = parseWorkerMessage(isBinary ? data : data.toString());
+      if (!parsed.ok) {
+        this.d.log.warn({ worker_id: workerId, error: parsed.error, details: parsed.details }, 'bad message from worker');
+        socket.send(encode({ type: 'error', message: parsed.error, details: parsed.details })).catch(() => {});
+        return;
+      }
+      // One message at a time per link, in order: a result never overtakes its job_started.
+      queue = queue
+        .then(async () => {
+          const msg = parsed.value;
+          if (!link) {
+            if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
+            if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
+            clearTimeout(helloTimer);
+            link = await this.onHello(socket, msg);
+            return;
+          }
+          await this.onMessage(link, msg);
+        })
+        .catch((err: unknown) => {
+          this.d.log.warn({ worker_id: workerId, err: String(err) }, 'worker message failed');
+          socket.send(encode({ type: 'error', message: String(err instanceof Error ? err.message : err) })).catch(() => {});
+        });
+    });
+    ws.on('error', (err) => this.d.log.debug({ worker_id: workerId, err: String(err) }, 'link error'));
+    ws.on('close', () => {
+      clearTimeout(helloTimer);
+      void queue.then(() => (link ? this.onClose(link) : undefined));
+    });
+  }
+
+  private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>): Promise<WorkerLink> {
+    const { config, store, registry, fleet, clock } = this.d;
+    const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
+    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
+    // Work the worker still holds from before a reconnect stays with it (the seed's 300 s
+    // grace exists for exactly this), unless the job ended meanwhile: then it is cancelled.
+    for (const held of msg.jobs ?? []) {
+      const row = await store.getJob(held.job_id);
+      if (row?.status === 'running' && row.session_id === held.assignment_id && row.worker_id === msg.worker_id) {
+        link.adopt(held.lane, { kind: 'job', id: held.job_id, assignmentId: held.assignment_id });
+      } else {
+        await socket.send(encode({ type: 'cancel', job_id: held.job_id, reason: 'job is no longer running on this worker' }));
+      }
+    }
+    const previous = fleet.add(link);
+    if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
+    await registry.setOwner(msg.worker_id, config.hubId);
+    this.d.publisher.mark(link);
+    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status }));
+    this.d.metrics.localWorkers.set(fleet.size);
+    this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
+    this.d.events.workersChanged();
+    return link;
+  }
+
+  private async onMessage(link: WorkerLink, msg: WorkerMessage): Promise<void> {
+    const now = this.d.clock.now();
+    link.last_seen_ms = now;
+    switch (msg.type) {
+      case 'hello':
+        throw new Error('hello sent twice');
+      case 'heartbeat':
+        link.disk_pct = msg.disk_pct;
+        link.cpu_pct = msg.cpu_pct;
+        link.mem_pct = msg.mem_pct;
+        link.reported_in_flight = msg.in_flight;
+        link.reportedLanes = msg.lanes;
+        this.d.publisher.mark(link);
+        this.d.events.workersChanged();
+        return;
+      case 'job_started':
+        return;
+      case 'job_result':
+        return this.onResult(link, msg);
+      case 'job_rejected':
+        return this.onRejected(link, msg);
+      case 'session_reply':
+        this.d.sessions.onReply(msg.request_id, msg);
+        return;
+      case 'session_closed':
+        this.d.sessions.onClosed(link, msg.session_id, msg.reason);
+        return;
+      case 'error':
+        this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
+        return;
+    }
+  }
+
+  private async onResult(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_result' }>): Promise<void> {
+    const { store, assets, clock, log } = this.d;
+    // The lane is free the moment the worker says so, whatever the database does next.
+    const hold = link.holding(msg.job_id);
+    if (hold?.assignmentId === msg.assignment_id && link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
+    for (const a of msg.assets ?? []) await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64'));
+    const finished = await store.finishJob(msg.job_id, {
+      assignmentId: msg.assignment_id,
+      status: msg.status,
+      result: msg.result ?? null,
+      error: msg.error ?? null,
+      now: new Date(clock.now()),
+    });
+    // Ack after the write: an unacked result is sent again after a reconnect, and a repeat
+    // changes nothing (the UPDATE only matches a running row with this assignment).
+    await link.socket.send(encode({ type: 'result_ack', job_id: msg.job_id })).catch(() => {});
+    if (finished) {
+      this.d.metrics.results.inc({ status: msg.status });
+      this.d.events.jobChanged(finished);
+    } else {
+      log.info({ job_id: msg.job_id, worker_id: link.worker_id }, 'stale or repeated result ignored');
+    }
+    this.d.publisher.mark(link);
+    this.d.events.workersChanged();
+  }
+
+  private async onRejected(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_rejected' }>): Promise<void> {
+    const { store, clock, log, config } = this.d;
+    // Put the job back first, then free the lane: the wake-up must find it queued.
+    const back = await store.unclaimJob(msg.job_id, msg.assignment_id, new Date(clock.now()));
+    this.d.metrics.rejections.inc({ reason: msg.reason });
+    // A worker that says its disk is full is skipped until its next heartbeat says otherwise.
+    if (msg.reason === 'disk_full') link.disk_pct = Math.max(link.disk_pct, config.diskMaxPct);
+    log.info({ job_id: msg.job_id, worker_id: link.worker_id, reason: msg.reason, requeued: back }, 'worker rejected job');
+    if (link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
+    const row = await store.getJob(msg.job_id);
+    if (row) this.d.events.jobChanged(row);
+  }
+
+  private async onClose(link: WorkerLink): Promise<void> {
+    const { fleet, registry, config, log } = this.d;
+    this.d.sessions.onLinkClosed(link);
+    if (!fleet.remove(link)) return; // replaced by a newer link of the same worker
+    this.d.metrics.localWorkers.set(fleet.size);
+    // Its running jobs stay running: the reconciler fails them only after ORPHAN_GRACE, so a
+    // worker that re-links in time keeps them.
+    await this.d.publisher.flush();
+    await registry.releaseOwnerIfMine(link.worker_id, config.hubId).catch((err: unknown) => log.warn({ err: String(err) }, 'owner release failed'));
+    log.info({ worker_id: link.worker_id, in_flight: link.in_flight }, 'worker unlinked');
+    this.d.events.workersChanged();
+  }
+
+  /** Ask every linked worker to apply a status change (drain keeps running jobs). */
+  async pushStatus(workerId: string, status: 'active' | 'drain' | 'standby'): Promise<boolean> {
+    const link = this.d.fleet.get(workerId);
+    if (!link) return false;
+    link.status = status;
+    this.d.publisher.mark(link);
+    await link.socket.send(encode({ type: 'status', status })).catch(() => {});
+    if (status === 'active') this.d.fleet.laneFreed(link.max_concurrent - link.in_flight);
+    this.d.events.workersChanged();
+    return true;
+  }
+}

@@ -1,0 +1,142 @@
+// Interactive sessions held on a local lane: open, command, close, and the request/reply
+// bookkeeping over the worker link. Which hub owns a session is in the registry, so any
+// hub can forward a request for it (http/forward.ts).
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { SessionCommand } from '../domain/job-spec.ts';
+import { PaprikaError } from '../errors.ts';
+import { encode, type HubMessageBody } from '../protocol.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Registry } from '../ports/registry.ts';
+import type { HubEvents } from './hub-events.ts';
+import type { LocalFleet } from './local-fleet.ts';
+import type { WorkerLink } from './worker-link.ts';
+
+export const DEFAULT_SESSION_IDLE_S = 300;
+
+interface Pending {
+  link: WorkerLink;
+  resolve: (v: { ok: boolean; result?: unknown; error?: string }) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface OpenedSession {
+  session_id: string;
+  worker_id: string;
+  hub_id: string;
+  novnc_url: string | null;
+  lane: number;
+}
+
+export class SessionService {
+  private readonly pending = new Map<string, Pending>();
+  /** session id → the link holding it */
+  private readonly local = new Map<string, { link: WorkerLink; lane: number; idleS: number }>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly fleet: LocalFleet,
+    private readonly registry: Registry,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly events: HubEvents,
+  ) {}
+
+  isLocal(sessionId: string): boolean {
+    return this.local.has(sessionId);
+  }
+
+  get count(): number {
+    return this.local.size;
+  }
+
+  /** Holds one local lane, waiting up to ASSIGN_WAIT for one; undefined when none freed. */
+  async open(idleS: number, signal?: AbortSignal): Promise<OpenedSession | undefined> {
+    const sessionId = randomUUID();
+    const until = this.clock.now() + this.config.assignWaitS * 1000;
+    for (;;) {
+      const link = this.fleet.pick();
+      const lane = link?.reserve({ kind: 'session', id: sessionId, assignmentId: null });
+      if (link && lane !== undefined) {
+        const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));
+        if (!reply.ok) {
+          if (link.release(sessionId) !== undefined) this.fleet.laneFreed();
+          this.log.warn({ worker_id: link.worker_id, error: reply.error }, 'session_open refused');
+          continue; // another worker may take it
+        }
+        this.local.set(sessionId, { link, lane, idleS });
+        await this.registry.setSessionOwner(sessionId, this.config.hubId, idleS * 2).catch((err: unknown) => this.log.warn({ err: String(err) }, 'session owner not recorded'));
+        this.events.workersChanged();
+        return { session_id: sessionId, worker_id: link.worker_id, hub_id: this.config.hubId, novnc_url: link.viewUrl(lane), lane };
+      }
+      const left = until - this.clock.now();
+      if (left <= 0 || signal?.aborted) return undefined;
+      await this.fleet.waitForLane(left, signal);
+    }
+  }
+
+  async command(sessionId: string, command: SessionCommand): Promise<unknown> {
+    const s = this.local.get(sessionId);
+    if (!s) throw new PaprikaError('not_found', { session_id: sessionId }, 'No such session');
+    const reply = await this.request(s.link, (request_id) => ({ type: 'session_command', request_id, session_id: sessionId, command }));
+    if (!reply.ok) throw new PaprikaError('bad_request', { session_id: sessionId, op: command.op }, reply.error ?? 'session command failed');
+    void this.registry.setSessionOwner(sessionId, this.config.hubId, s.idleS * 2).catch(() => {});
+    if (command.op === 'ping') return { pong: true, worker_id: s.link.worker_id, lane: s.lane, hub_id: this.config.hubId };
+    return reply.result;
+  }
+
+  async close(sessionId: string): Promise<boolean> {
+    const s = this.local.get(sessionId);
+    if (!s) return false;
+    await this.request(s.link, (request_id) => ({ type: 'session_close', request_id, session_id: sessionId }));
+    this.forget(sessionId);
+    return true;
+  }
+
+  onReply(requestId: string, reply: { ok: boolean; result?: unknown; error?: string }): void {
+    const p = this.pending.get(requestId);
+    if (!p) return;
+    this.pending.delete(requestId);
+    clearTimeout(p.timer);
+    p.resolve(reply);
+  }
+
+  /** The worker ended a session by itself (idle timeout, lane crash). */
+  onClosed(link: WorkerLink, sessionId: string, reason: string): void {
+    if (this.local.get(sessionId)?.link !== link) return;
+    this.log.info({ session_id: sessionId, worker_id: link.worker_id, reason }, 'session closed by worker');
+    this.forget(sessionId);
+  }
+
+  /** The link dropped: its sessions are gone with it, and pending requests fail now. */
+  onLinkClosed(link: WorkerLink): void {
+    for (const [id, p] of this.pending) {
+      if (p.link !== link) continue;
+      this.onReply(id, { ok: false, error: 'worker link closed' });
+    }
+    for (const [id, s] of this.local) if (s.link === link) this.forget(id);
+  }
+
+  private forget(sessionId: string): void {
+    const s = this.local.get(sessionId);
+    if (!s) return;
+    this.local.delete(sessionId);
+    if (s.link.release(sessionId) !== undefined) this.fleet.laneFreed();
+    void this.registry.deleteSession(sessionId).catch(() => {});
+    this.events.workersChanged();
+  }
+
+  private request(link: WorkerLink, build: (requestId: string) => HubMessageBody): Promise<{ ok: boolean; result?: unknown; error?: string }> {
+    const requestId = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.onReply(requestId, { ok: false, error: 'worker did not answer in time' }), this.config.forwardTimeoutS * 1000);
+      this.pending.set(requestId, { link, resolve, timer });
+      link.socket.send(encode(build(requestId))).catch((err: unknown) => this.onReply(requestId, { ok: false, error: `send failed: ${String(err)}` }));
+    });
+  }
+
+  stop(): void {
+    for (const id of [...this.pending.keys()]) this.onReply(id, { ok: false, error: 'hub stopping' });
+  }
+}

@@ -1,0 +1,24 @@
+// The hub registry: every HUB_HEARTBEAT this hub writes paprika:hubs:{id} (TTL HUB_TTL) and
+// its score in paprika:hubs:index, so a hub sharing REDIS_URL shows up with no registration.
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { HubEvents } from '../hub/hub-events.ts';
+import type { LocalFleet } from '../hub/local-fleet.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Registry } from '../ports/registry.ts';
+import { PeriodicLoop } from './periodic-loop.ts';
+
+export function hubHeartbeatLoop(d: { config: Config; registry: Registry; fleet: LocalFleet; clock: Clock; log: Logger; events: HubEvents; startedAt: number }): PeriodicLoop {
+  const { config, registry, fleet, clock, log, events, startedAt } = d;
+  return new PeriodicLoop(
+    'hub-heartbeat',
+    config.hubHeartbeatS * 1000,
+    async () => {
+      await registry.heartbeatHub({ hub_id: config.hubId, url: config.hubUrl, started_at: startedAt, workers: fleet.size, free_lanes: fleet.freeLanes() }, config.hubTtlS, clock.now());
+      events.hubsChanged();
+    },
+    clock,
+    log,
+    { runAtStart: true },
+  );
+}

@@ -1,0 +1,83 @@
+// Simulated worker agents for tests: real WorkerAgent instances over real WebSockets, each
+// with lanes that run `sleep` jobs without Chrome. In process (fast) or as `paprika worker`
+// child processes (for SIGKILL).
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import pino from 'pino';
+import { WorkerAgent } from '../../worker-agent/src/agent.ts';
+import { simulatedPool } from '../../worker-agent/src/lanes/simulated-lane.ts';
+
+let nextIp = 1;
+/** Distinct loopback addresses, so every agent gets its own IP-derived id. */
+export function nextLanIp(): string {
+  const n = nextIp++;
+  return `127.0.${100 + Math.floor(n / 250)}.${(n % 250) + 1}`;
+}
+
+export interface SimAgent {
+  agent: WorkerAgent;
+  workerId: string;
+  stop(): Promise<void>;
+  /** Vanish without a goodbye: no more heartbeats, link cut, results never sent. */
+  kill(): Promise<void>;
+}
+
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string } = {}): Promise<SimAgent> {
+  const lanIp = opts.lanIp ?? nextLanIp();
+  const agent = new WorkerAgent({
+    hubUrl,
+    pool: simulatedPool(lanes, `sim://${lanIp}`),
+    lanIp,
+    hostname: `sim-${lanIp}`,
+    token: opts.token,
+    heartbeatS: opts.heartbeatS ?? 0.5,
+    diskMaxPct: opts.diskMaxPct ?? 100,
+    log: pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' }),
+    backoff: { baseMs: 50, capMs: 500 },
+  });
+  await agent.start();
+  await agent.linked;
+  return {
+    agent,
+    workerId: agent.workerId!,
+    stop: () => agent.stop(0),
+    kill: async () => {
+      (agent as unknown as { stopped: boolean }).stopped = true;
+      agent.dropLink();
+      await agent.stop(0);
+    },
+  };
+}
+
+export async function startSimAgents(hubUrl: string, n: number, lanes = 2, opts: { heartbeatS?: number } = {}) {
+  const agents: SimAgent[] = [];
+  for (let i = 0; i < n; i++) agents.push(await startSimAgent(hubUrl, lanes, opts));
+  return { agents, stopAll: () => Promise.all(agents.map((a) => a.stop())).then(() => undefined) };
+}
+
+export const PAPRIKA_BIN = path.resolve(import.meta.dirname, '../../bin/paprika.mjs');
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `paprika worker …` as a real child process. */
+export function spawnWorker(args: string[], env: Record<string, string> = {}): WorkerProcess {
+  const child = spawn(process.execPath, [PAPRIKA_BIN, 'worker', ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}

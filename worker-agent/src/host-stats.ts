@@ -1,0 +1,54 @@
+// The host figures a heartbeat carries: CPU % since the last sample, memory %, disk % of the
+// filesystem the agent writes to (user-data dirs, screenshots).
+import fs from 'node:fs/promises';
+import os from 'node:os';
+
+export interface HostSample {
+  cpuPct: number;
+  memPct: number;
+  diskPct: number;
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+const clampPct = (n: number) => Math.min(100, Math.max(0, round1(n)));
+
+export class HostStats {
+  private last = cpuTimes();
+
+  constructor(private readonly diskPath: string) {}
+
+  async diskPct(): Promise<number> {
+    try {
+      const s = await fs.statfs(this.diskPath);
+      const used = s.blocks - s.bfree;
+      // As df computes it: used / (used + available to unprivileged users).
+      return clampPct((used / (used + s.bavail)) * 100);
+    } catch {
+      return 0;
+    }
+  }
+
+  async sample(): Promise<HostSample> {
+    const now = cpuTimes();
+    const busy = now.busy - this.last.busy;
+    const total = now.total - this.last.total;
+    this.last = now;
+    return {
+      cpuPct: clampPct(total > 0 ? (busy / total) * 100 : 0),
+      memPct: clampPct((1 - os.freemem() / os.totalmem()) * 100),
+      diskPct: await this.diskPct(),
+    };
+  }
+}
+
+function cpuTimes(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const c of os.cpus()) {
+    const t = c.times;
+    const sum = t.user + t.nice + t.sys + t.idle + t.irq;
+    total += sum;
+    busy += sum - t.idle;
+  }
+  return { busy, total };
+}

@@ -1,0 +1,149 @@
+// The agent's bookkeeping of its lanes: which job or session each holds, deadlines, cancels.
+// The lane implementations only run work; everything about "who holds what" lives here.
+import type { Logger } from 'pino';
+import type { HubMessage, LaneState, WorkerMessageBody } from '../../hub-core/src/protocol.ts';
+import type { JobOutcome, Lane } from './lanes/lane.ts';
+
+type Assign = Extract<HubMessage, { type: 'assign' }>;
+type SessionMsg = Extract<HubMessage, { type: 'session_open' | 'session_command' | 'session_close' }>;
+type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
+
+interface Slot {
+  job?: { id: string; assignmentId: string; abort: AbortController; done: Promise<void> };
+  session?: { id: string; idleTimer: NodeJS.Timeout; idleS: number };
+}
+
+export class LaneRunner {
+  private readonly slots: Slot[];
+  private closing = false;
+
+  constructor(
+    private readonly lanes: readonly Lane[],
+    private readonly log: Logger,
+    private readonly send: (msg: WorkerMessageBody) => void,
+    private readonly result: (r: JobResult) => void,
+  ) {
+    this.slots = lanes.map(() => ({}));
+  }
+
+  get inFlight(): number {
+    return this.slots.filter((s) => s.job || s.session).length;
+  }
+
+  heldJobs() {
+    return this.slots.flatMap((s, lane) => (s.job ? [{ job_id: s.job.id, lane, assignment_id: s.job.assignmentId }] : []));
+  }
+
+  heldSessions() {
+    return this.slots.flatMap((s, lane) => (s.session ? [{ session_id: s.session.id, lane }] : []));
+  }
+
+  laneStates(): LaneState[] {
+    return this.lanes.map((l, i) => ({ index: i, view_url: l.viewUrl, busy: Boolean(this.slots[i].job || this.slots[i].session), job_id: this.slots[i].job?.id ?? null, session_id: this.slots[i].session?.id ?? null }));
+  }
+
+  private freeLane(preferred: number): number | undefined {
+    const free = (i: number) => i >= 0 && i < this.slots.length && !this.slots[i].job && !this.slots[i].session;
+    if (free(preferred)) return preferred;
+    const i = this.slots.findIndex((_, k) => free(k));
+    return i < 0 ? undefined : i;
+  }
+
+  assign(msg: Assign): void {
+    if (this.slots.some((s) => s.job?.id === msg.job_id)) return; // a repeat of a job it already runs
+    const lane = this.closing ? undefined : this.freeLane(msg.lane);
+    if (lane === undefined) {
+      this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason: this.closing ? 'shutting_down' : 'busy' });
+      return;
+    }
+    const abort = new AbortController();
+    const slot = this.slots[lane];
+    const deadlineTimer = setTimeout(() => abort.abort('timeout'), Math.max(0, msg.deadline - Date.now()));
+    this.send({ type: 'job_started', job_id: msg.job_id, assignment_id: msg.assignment_id, lane });
+    const done = this.lanes[lane]
+      .runJob(msg.job, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal })
+      .catch((err: unknown): JobOutcome => ({ status: 'failed', error: `lane error: ${String(err)}` }))
+      .then((outcome) => {
+        clearTimeout(deadlineTimer);
+        slot.job = undefined;
+        let { status, error } = outcome;
+        if (abort.signal.aborted && abort.signal.reason === 'timeout' && status !== 'succeeded') {
+          status = 'failed';
+          error = 'timeout';
+        }
+        this.result({ type: 'job_result', job_id: msg.job_id, assignment_id: msg.assignment_id, status, result: outcome.result, error, assets: outcome.assets });
+      });
+    slot.job = { id: msg.job_id, assignmentId: msg.assignment_id, abort, done };
+  }
+
+  cancel(jobId: string, reason: string): void {
+    const slot = this.slots.find((s) => s.job?.id === jobId);
+    if (!slot?.job) return;
+    this.log.info({ job_id: jobId, reason }, 'job canceled by hub');
+    slot.job.abort.abort('canceled');
+  }
+
+  async session(msg: SessionMsg): Promise<void> {
+    const reply = (ok: boolean, result?: unknown, error?: string) => this.send({ type: 'session_reply', request_id: msg.request_id, ok, result, error });
+    if (msg.type === 'session_open') {
+      const lane = this.closing ? undefined : this.freeLane(msg.lane);
+      if (lane === undefined) return reply(false, undefined, 'no free lane');
+      const slot = this.slots[lane];
+      slot.session = { id: msg.session_id, idleS: msg.idle_timeout_s, idleTimer: this.idleTimer(lane, msg.session_id, msg.idle_timeout_s) };
+      try {
+        await this.lanes[lane].openSession(msg.session_id);
+        return reply(true, { lane });
+      } catch (err) {
+        this.endSession(lane);
+        return reply(false, undefined, String(err instanceof Error ? err.message : err));
+      }
+    }
+    const lane = this.slots.findIndex((s) => s.session?.id === msg.session_id);
+    if (lane < 0) return reply(false, undefined, 'no such session on this worker');
+    if (msg.type === 'session_close') {
+      await this.lanes[lane].closeSession().catch(() => {});
+      this.endSession(lane);
+      return reply(true, { closed: true });
+    }
+    const s = this.slots[lane].session!;
+    clearTimeout(s.idleTimer);
+    s.idleTimer = this.idleTimer(lane, s.id, s.idleS);
+    try {
+      const result = await this.lanes[lane].sessionCommand(msg.command, AbortSignal.timeout(120_000));
+      return reply(true, result);
+    } catch (err) {
+      return reply(false, undefined, String(err instanceof Error ? err.message : err));
+    }
+  }
+
+  private idleTimer(lane: number, sessionId: string, idleS: number): NodeJS.Timeout {
+    return setTimeout(() => {
+      if (this.slots[lane].session?.id !== sessionId) return;
+      void this.lanes[lane].closeSession().catch(() => {});
+      this.endSession(lane);
+      this.send({ type: 'session_closed', session_id: sessionId, reason: 'idle timeout' });
+    }, idleS * 1000);
+  }
+
+  private endSession(lane: number): void {
+    const s = this.slots[lane].session;
+    if (s) clearTimeout(s.idleTimer);
+    this.slots[lane].session = undefined;
+  }
+
+  /** Stop taking work; wait up to graceMs for running jobs, then abort what is left. */
+  async drain(graceMs: number): Promise<void> {
+    this.closing = true;
+    const running = this.slots.flatMap((s) => (s.job ? [s.job] : []));
+    const all = Promise.all(running.map((j) => j.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    for (const j of running) j.abort.abort('canceled');
+    await all;
+  }
+
+  async stop(): Promise<void> {
+    for (let i = 0; i < this.slots.length; i++) this.endSession(i);
+  }
+}
