@@ -1,0 +1,91 @@
+// One suite, two registries: Redis (real server, own key prefix) and the in-process one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRegistry } from '../../hub-core/src/adapters/memory/memory-registry.ts';
+import { RedisRegistry } from '../../hub-core/src/adapters/redis/redis-registry.ts';
+import { systemClock } from '../../hub-core/src/ports/clock.ts';
+import type { Registry, WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
+import { REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
+
+const snap = (id: string, hub = 'hub-a', over: Partial<WorkerSnapshot> = {}): WorkerSnapshot => ({
+  worker_id: id,
+  hub_id: hub,
+  lan_ip: '10.0.0.1',
+  hostname: 'h',
+  status: 'active',
+  in_flight: 1,
+  max_concurrent: 2,
+  lane_novnc_urls: ['u0', 'u1'],
+  novnc_url: null,
+  disk_pct: 12.5,
+  cpu_pct: 3,
+  mem_pct: 40,
+  last_seen_ms: 1000,
+  version: '1',
+  platform: 'linux-x64',
+  lanes: [{ index: 0, view_url: 'u0', busy: true, job_id: 'j1', session_id: null }],
+  ...over,
+});
+
+for (const kind of ['memory', 'redis'] as const) {
+  const run = kind === 'memory' || requireServices(['redis']);
+  describe.skipIf(!run)(`${kind} registry`, () => {
+    let reg: Registry;
+    let prefix = '';
+    beforeAll(async () => {
+      prefix = testRedisPrefix();
+      reg = kind === 'redis' ? await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120) : new MemoryRegistry(systemClock);
+    });
+    afterAll(async () => {
+      if (reg instanceof RedisRegistry) {
+        const keys = await reg.client.keys(`${prefix}*`);
+        if (keys.length) await reg.client.del(...keys);
+      }
+      await reg?.close();
+    });
+
+    it('hands out IP-derived ids, the same again for the same IP, the long form on collision', async () => {
+      expect(await reg.claimWorkerId('10.10.5.150', 'a')).toBe('w5150');
+      expect(await reg.claimWorkerId('10.10.5.150', 'a')).toBe('w5150');
+      expect(await reg.claimWorkerId('10.10.51.50', 'b')).toBe('w10-10-51-50');
+    });
+
+    it('never gives one id to two IPs when they register at once', async () => {
+      const ids = await Promise.all(['10.20.7.11', '10.20.71.1'].map((ip) => reg.claimWorkerId(ip, 'x')));
+      expect(new Set(ids).size).toBe(2);
+    });
+
+    it('publishes worker snapshots and reads the fleet back intact', async () => {
+      await reg.publishWorkers([snap('wa'), snap('wb', 'hub-b', { novnc_url: 'vnc', lane_novnc_urls: [] })]);
+      const fleet = await reg.readFleet(1500);
+      const a = fleet.find((w) => w.worker_id === 'wa');
+      expect(a).toEqual(snap('wa'));
+      expect(fleet.find((w) => w.worker_id === 'wb')?.novnc_url).toBe('vnc');
+    });
+
+    it('releases the owner only for the hub that wrote it (A → B hand-off in the bad order)', async () => {
+      await reg.setOwner('wh', 'hub-A');
+      await reg.setOwner('wh', 'hub-B'); // B registers first…
+      expect(await reg.releaseOwnerIfMine('wh', 'hub-A')).toBe(false); // …then A's late unregister
+      expect(await reg.getOwner('wh')).toBe('hub-B');
+      expect(await reg.releaseOwnerIfMine('wh', 'hub-B')).toBe(true);
+      expect(await reg.getOwner('wh')).toBeUndefined();
+    });
+
+    it('keeps session owners with a TTL', async () => {
+      await reg.setSessionOwner('s1', 'hub-A', 0.2);
+      expect(await reg.getSessionOwner('s1')).toBe('hub-A');
+      await new Promise((r) => setTimeout(r, 350));
+      expect(await reg.getSessionOwner('s1')).toBeUndefined();
+    });
+
+    it('lists live hubs and, after their TTL, recently dead ones', async () => {
+      const now = Date.now();
+      await reg.heartbeatHub({ hub_id: 'hub-live', url: 'http://l', started_at: now, workers: 3, free_lanes: 2 }, 10, now);
+      await reg.heartbeatHub({ hub_id: 'hub-dead', url: 'http://d', started_at: now, workers: 1, free_lanes: 0 }, 0.1, now);
+      await new Promise((r) => setTimeout(r, 250));
+      const hubs = await reg.listHubs(Date.now(), 60);
+      expect(hubs.find((h) => h.hub_id === 'hub-live')).toMatchObject({ alive: true, workers: 3, url: 'http://l' });
+      expect(hubs.find((h) => h.hub_id === 'hub-dead')).toMatchObject({ alive: false });
+    });
+  });
+}

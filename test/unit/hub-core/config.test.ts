@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../hub-core/src/config.ts';
+
+describe('loadConfig', () => {
+  it("has the seed's defaults", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      bind: '127.0.0.1',
+      heartbeatS: 15,
+      workerTtlS: 120,
+      hubHeartbeatS: 30,
+      hubTtlS: 90,
+      assignWaitS: 8,
+      forwardTimeoutS: 60,
+      queueRedriveIntervalS: 3,
+      queueRedriveDisable: false,
+      redriveMinAgeS: 90,
+      reconcileIntervalS: 90,
+      orphanGraceS: 300,
+      queuedTimeoutS: 180,
+      jobTimeoutS: 180,
+      diskMaxPct: 90,
+      fleetTimeoutMs: 1500,
+      fleetCacheS: 60,
+      jitterMaxS: 60,
+      maxQueued: 10000,
+    });
+    expect(c.hubId).toMatch(/^hub-.+-8080$/);
+    expect(c.hubUrl).toBe('http://127.0.0.1:8080');
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.redisUrl).toBeUndefined();
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('accepts fractions for every _S variable', () => {
+    const c = loadConfig({ PAPRIKA_HEARTBEAT_S: '0.05', PAPRIKA_WORKER_TTL_S: '0.5', PAPRIKA_REDRIVE_MIN_AGE_S: '0.25', PAPRIKA_ORPHAN_GRACE_S: '1.5' });
+    expect([c.heartbeatS, c.workerTtlS, c.redriveMinAgeS, c.orphanGraceS]).toEqual([0.05, 0.5, 0.25, 1.5]);
+  });
+
+  it.each([
+    ['PAPRIKA_PORT', 'abc', /PAPRIKA_PORT: expected a number/],
+    ['PAPRIKA_PORT', '70000', /PAPRIKA_PORT: must be at most 65535/],
+    ['PAPRIKA_HEARTBEAT_S', '0', /PAPRIKA_HEARTBEAT_S: must be greater than 0/],
+    ['PAPRIKA_DISK_MAX_PCT', '-5', /PAPRIKA_DISK_MAX_PCT: must be at least 0/],
+    ['PAPRIKA_QUEUE_REDRIVE_DISABLE', 'yes', /PAPRIKA_QUEUE_REDRIVE_DISABLE: expected 1 or 0/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL: expected a postgres: or postgresql: URL/],
+    ['REDIS_URL', 'not a url', /REDIS_URL: not a valid URL/],
+    ['PAPRIKA_MAX_QUEUED', '1.5', /PAPRIKA_MAX_QUEUED: expected a whole number/],
+  ])('rejects %s=%s naming the variable', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('binds to 0.0.0.0 once a token is set, and honours PAPRIKA_BIND', () => {
+    expect(loadConfig({ PAPRIKA_API_TOKEN: 't' }).bind).toBe('0.0.0.0');
+    expect(loadConfig({ PAPRIKA_BIND: '::1' }).bind).toBe('::1');
+  });
+
+  it('requires the S3 bucket and keys once an endpoint is set', () => {
+    expect(() => loadConfig({ PAPRIKA_S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(/PAPRIKA_S3_BUCKET/);
+  });
+
+  it('refuses a worker TTL shorter than the heartbeat', () => {
+    expect(() => loadConfig({ PAPRIKA_HEARTBEAT_S: '10', PAPRIKA_WORKER_TTL_S: '5' })).toThrow(/PAPRIKA_WORKER_TTL_S/);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { freeLanes, pickWorker, type SchedulableWorker } from '../../../hub-core/src/domain/pick-worker.ts';
+import { seededRandom } from '../../../hub-core/src/ports/random.ts';
+
+const NOW = 1_000_000;
+const cfg = { diskMaxPct: 90, workerTtlMs: 120_000, nowMs: NOW };
+const w = (id: string, over: Partial<SchedulableWorker> = {}): SchedulableWorker => ({
+  worker_id: id,
+  status: 'active',
+  in_flight: 0,
+  max_concurrent: 2,
+  lane_novnc_urls: ['http://x/lanes/0', 'http://x/lanes/1'],
+  novnc_url: null,
+  disk_pct: 10,
+  last_seen_ms: NOW - 1000,
+  ...over,
+});
+const rng = seededRandom(1);
+
+describe('pickWorker filters', () => {
+  it.each([
+    ['heartbeat older than the TTL', { last_seen_ms: NOW - 120_001 }],
+    ['status drain', { status: 'drain' }],
+    ['status standby', { status: 'standby' }],
+    ['every lane busy', { in_flight: 2 }],
+    ['no lane URL and no novnc_url', { lane_novnc_urls: [], novnc_url: null }],
+    ['disk at the limit', { disk_pct: 90 }],
+    ['disk above the limit', { disk_pct: 95.5 }],
+  ])('skips a worker with %s', (_name, over) => {
+    expect(pickWorker([w('a', over)], cfg, rng)).toBeUndefined();
+    expect(pickWorker([w('a', over), w('b')], cfg, rng)?.worker_id).toBe('b');
+  });
+
+  it('keeps a worker whose heartbeat is exactly TTL old, and a single-Chrome worker with only novnc_url', () => {
+    expect(pickWorker([w('a', { last_seen_ms: NOW - 120_000 })], cfg, rng)?.worker_id).toBe('a');
+    expect(pickWorker([w('a', { lane_novnc_urls: [], novnc_url: 'http://x/vnc', max_concurrent: 1 })], cfg, rng)?.worker_id).toBe('a');
+  });
+
+  it('returns undefined for an empty fleet', () => {
+    expect(pickWorker([], cfg, rng)).toBeUndefined();
+  });
+});
+
+describe('pickWorker order', () => {
+  it('prefers the fewest jobs in flight, then the most lanes', () => {
+    const fleet = [w('busy', { in_flight: 1, max_concurrent: 8 }), w('small', { max_concurrent: 2 }), w('big', { max_concurrent: 4 })];
+    for (let i = 0; i < 50; i++) expect(pickWorker(fleet, cfg, seededRandom(i))?.worker_id).toBe('big');
+  });
+
+  it('in_flight before capacity: 0/2 beats 1/8', () => {
+    expect(pickWorker([w('a', { in_flight: 1, max_concurrent: 8 }), w('b', { max_concurrent: 2 })], cfg, rng)?.worker_id).toBe('b');
+  });
+
+  it('breaks ties uniformly at random: 10,000 picks over 10 idle workers give each 10 % ± 1.5 %', () => {
+    const fleet = Array.from({ length: 10 }, (_, i) => w(`w${i}`));
+    const counts = new Map<string, number>();
+    const r = seededRandom(42);
+    for (let i = 0; i < 10_000; i++) {
+      const id = pickWorker(fleet, cfg, r)!.worker_id;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(10);
+    for (const n of counts.values()) {
+      expect(n / 10_000).toBeGreaterThanOrEqual(0.085);
+      expect(n / 10_000).toBeLessThanOrEqual(0.115);
+    }
+  });
+
+  it('only ties take part in the draw: a worker outside the best key is never picked', () => {
+    const fleet = [w('a'), w('b', { in_flight: 1 }), w('c')];
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) seen.add(pickWorker(fleet, cfg, seededRandom(i))!.worker_id);
+    expect([...seen].sort()).toEqual(['a', 'c']);
+  });
+
+  it('counts free lanes over candidates only', () => {
+    expect(freeLanes([w('a', { in_flight: 1 }), w('b', { status: 'drain' }), w('c', { max_concurrent: 4 })], cfg)).toBe(1 + 4);
+  });
+});
