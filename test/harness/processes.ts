@@ -1,0 +1,69 @@
+// `paprika hub` as a real child process, for tests that run the CLI as an operator would.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PAPRIKA_BIN } from './agents.ts';
+
+export interface HubProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function spawnHub(port: number, env: Record<string, string>): Promise<HubProcess> {
+  const child = spawn(process.execPath, [PAPRIKA_BIN, 'hub', '--port', String(port)], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`hub exited (${child.exitCode}):\n${out}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.status === 200) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > until) throw new Error(`hub did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url,
+    output: () => out,
+    exited,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
