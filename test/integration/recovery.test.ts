@@ -1,0 +1,170 @@
+// The seed's layers 4–6 on real Postgres + Redis, with time scaled down through the env:
+// redrive, the stale-job reconciler, the fleet cache under a paused Redis, start-up safety.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSimAgent, spawnWorker, type SimAgent, type WorkerProcess } from '../harness/agents.ts';
+import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
+import { waitFor } from '../harness/processes.ts';
+import { REDIS_TEST_URL, requireServices } from '../harness/services.ts';
+
+const json = async (res: Response) => (await res.json()) as any;
+const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
+const getJob = (url: string, id: string) => fetch(`${url}/jobs/${id}`).then(json);
+const terminal = (s: string) => ['succeeded', 'failed', 'canceled'].includes(s);
+
+describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
+  let backends: Awaited<ReturnType<typeof realBackends>>;
+  const hubs: TestHub[] = [];
+  const agents: SimAgent[] = [];
+  const procs: WorkerProcess[] = [];
+
+  beforeEach(async () => {
+    backends = await realBackends();
+  });
+  afterEach(async () => {
+    await Promise.all(procs.splice(0).map((p) => p.kill()));
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+    await Promise.all(hubs.splice(0).map((h) => h.stop()));
+    await backends.drop();
+  });
+
+  const hub = async (env: Record<string, string> = {}) => {
+    const h = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1', ...env });
+    hubs.push(h);
+    return h;
+  };
+  const agent = async (h: TestHub, lanes = 2) => {
+    const a = await startSimAgent(h.url, lanes, { heartbeatS: 0.2 });
+    agents.push(a);
+    return a;
+  };
+
+  it('assigns released jobs at once when a worker links, and non-released ones after the age gate, within two redrive periods', async () => {
+    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.5', PAPRIKA_REDRIVE_MIN_AGE_S: '1' });
+    const released = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    expect(released.status).toBe('queued');
+    // A job whose POST died before it could release it: only the age gate lets redrive take it.
+    const orphanId = randomUUID();
+    await h.hub.store.insertJob({ id: orphanId, kind: 'sleep', spec: { ms: 1 }, hubId: 'gone', idempotencyKey: null, now: new Date() });
+    const insertedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+
+    const linkedAt = Date.now();
+    await agent(h);
+    const r1 = await waitFor('released job assigned', async () => ((await getJob(h.url, released.id)).assigned_at ? await getJob(h.url, released.id) : undefined), 5000, 10);
+    expect(Date.parse(r1.assigned_at) - linkedAt).toBeLessThan(2 * 500);
+
+    const r2 = await waitFor('gated job assigned', async () => ((await getJob(h.url, orphanId)).assigned_at ? await getJob(h.url, orphanId) : undefined), 5000, 10);
+    const assignedAt = Date.parse(r2.assigned_at);
+    expect(assignedAt - insertedAt).toBeGreaterThanOrEqual(1000); // not before the gate
+    expect(assignedAt - Math.max(linkedAt, insertedAt + 1000)).toBeLessThan(2 * 500);
+  });
+
+  it('with PAPRIKA_QUEUE_REDRIVE_DISABLE=1 leaves jobs queued until the queued timeout fails them', async () => {
+    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_DISABLE: '1', PAPRIKA_QUEUED_TIMEOUT_S: '1.5', PAPRIKA_RECONCILE_INTERVAL_S: '0.25' });
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    await agent(h);
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await getJob(h.url, job.id)).status).toBe('queued');
+    const failed = await waitFor('queued timeout', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 5000);
+    expect(failed.error).toBe('queued timeout');
+    expect(failed.worker_id).toBeNull();
+  });
+
+  it('never assigns one job twice when two hubs redrive the same queue at once (60 rounds)', async () => {
+    const env = { PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.05', PAPRIKA_REDRIVE_MIN_AGE_S: '0' };
+    const [a, b] = [await hub(env), await hub(env)];
+    const fleet = [await agent(a, 4), await agent(a, 4), await agent(b, 4), await agent(b, 4)];
+    const ids: string[] = [];
+    for (let round = 0; round < 60; round++) {
+      const batch = Array.from({ length: 8 }, () => randomUUID());
+      // Inserted behind the hubs' backs, as a crashed POST would leave them: both loops race for them.
+      await Promise.all(batch.map((id) => a.hub.store.insertJob({ id, kind: 'sleep', spec: { ms: 0 }, hubId: 'x', idempotencyKey: null, now: new Date(Date.now() - 1000) })));
+      a.hub.fleet.emit('released');
+      b.hub.fleet.emit('released');
+      ids.push(...batch);
+      await waitFor('round done', async () => (await Promise.all(batch.map((id) => a.hub.store.getJob(id)))).every((j) => j && terminal(j.status)), 10_000, 10);
+    }
+    const received = fleet.flatMap((x) => x.agent.received.map((r) => r.job_id));
+    const perJob = new Map<string, number>();
+    for (const id of received) perJob.set(id, (perJob.get(id) ?? 0) + 1);
+    expect(ids.every((id) => perJob.get(id) === 1)).toBe(true);
+    const rows = await Promise.all(ids.map((id) => a.hub.store.getJob(id)));
+    expect(rows.every((r) => r?.status === 'succeeded' && r.attempts === 1)).toBe(true);
+    const byHub = new Set(rows.map((r) => r?.hub_id));
+    expect(byHub.size).toBe(2); // both hubs really took part
+  });
+
+  it('fails the job of a worker killed with SIGKILL within ORPHAN_GRACE + one reconcile period', async () => {
+    const h = await hub({ PAPRIKA_ORPHAN_GRACE_S: '1', PAPRIKA_RECONCILE_INTERVAL_S: '0.3' });
+    const w = spawnWorker(['--hub', h.url, '--simulate-lanes', '1', '--lan-ip', '127.0.9.9'], { PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1' });
+    procs.push(w);
+    await waitFor('worker linked', async () => h.hub.fleet.size === 1, 15_000);
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 60_000 } });
+    expect(job.status).toBe('running');
+    const killedAt = Date.now();
+    await w.kill('SIGKILL');
+    const failed = await waitFor('orphan failed', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 10_000, 20);
+    expect(failed.error).toMatch(/worker w99 lost/);
+    // last heartbeat ≤ kill time, so: failed by kill + grace (1 s) + one period (0.3 s) + slack
+    expect(Date.parse(failed.finished_at) - killedAt).toBeLessThan(1000 + 300 + 400);
+  });
+
+  it('lets a worker that re-links inside the grace keep its job', async () => {
+    const h = await hub({ PAPRIKA_ORPHAN_GRACE_S: '1.5', PAPRIKA_RECONCILE_INTERVAL_S: '0.2' });
+    const a = await agent(h, 1);
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 2500 } });
+    expect(job.status).toBe('running');
+    a.agent.dropLink();
+    await waitFor('re-linked', async () => h.hub.fleet.get(a.workerId)?.in_flight === 1, 5000, 10);
+    const done = await waitFor('job done', async () => (terminal((await getJob(h.url, job.id)).status) ? getJob(h.url, job.id) : undefined), 8000, 20);
+    expect(done.status).toBe('succeeded');
+    expect(done.attempts).toBe(1);
+  });
+
+  it('fails no healthy job while Redis is paused, and /admin/workers answers stale instead of empty', async () => {
+    const env = { PAPRIKA_FLEET_TIMEOUT_MS: '150', PAPRIKA_FLEET_CACHE_S: '30', PAPRIKA_RECONCILE_INTERVAL_S: '0.2', PAPRIKA_ORPHAN_GRACE_S: '0.5', PAPRIKA_WORKER_TTL_S: '5' };
+    const owner = await hub(env);
+    const bystander = await hub(env); // owns none of the workers
+    await agent(owner, 2);
+    await agent(owner, 2);
+    const jobs = await Promise.all(Array.from({ length: 4 }, () => post(`${owner.url}/jobs`, { kind: 'sleep', spec: { ms: 3000 } })));
+    expect(jobs.every((j) => j.status === 'running')).toBe(true);
+    await waitFor('bystander sees the fleet', async () => (await fetch(`${bystander.url}/admin/workers`).then(json)).workers.length === 2, 5000);
+
+    const admin = new Redis(REDIS_TEST_URL);
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    await new Promise((r) => setTimeout(r, 400)); // > FLEET_TIMEOUT, several reconcile passes
+    const during = await fetch(`${bystander.url}/admin/workers`).then(json);
+    expect(during.stale).toBe(true);
+    expect(during.workers).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 1300));
+    await admin.quit();
+
+    for (const j of jobs) {
+      const done = await waitFor('job done', async () => (terminal((await getJob(owner.url, j.id)).status) ? getJob(owner.url, j.id) : undefined), 8000, 50);
+      expect(done.status).toBe('succeeded');
+    }
+  });
+
+  it('leaves running jobs alone at start-up while another hub is alive, and fails them when it is alone', async () => {
+    const env = { PAPRIKA_ORPHAN_GRACE_S: '600', PAPRIKA_HUB_HEARTBEAT_S: '0.2', PAPRIKA_HUB_TTL_S: '5' };
+    const first = await hub(env);
+    await agent(first, 1);
+    const job = await post(`${first.url}/jobs`, { kind: 'sleep', spec: { ms: 4000 } });
+    expect(job.status).toBe('running');
+    const second = await hub(env);
+    expect((await getJob(second.url, job.id)).status).toBe('running');
+
+    // Alone: a hub starting with no live peer fails what was left running.
+    const leftover = randomUUID();
+    await first.hub.store.insertJob({ id: leftover, kind: 'sleep', spec: { ms: 1 }, hubId: 'old', idempotencyKey: null, now: new Date() });
+    await first.hub.store.claimQueuedJob(leftover, { workerId: 'w-gone', hubId: 'old', lane: 0, assignmentId: randomUUID(), novncUrl: null, now: new Date(), deadlineAt: new Date(Date.now() + 600_000) });
+    await Promise.all(hubs.splice(0).map((h) => h.stop()));
+    const third = await hub(env);
+    const row = await getJob(third.url, leftover);
+    expect(row.status).toBe('failed');
+    expect(row.error).toMatch(/hub restarted/);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { encode, parseHubMessage, parseWorkerMessage } from '../../../hub-core/src/protocol.ts';
+
+describe('worker link protocol', () => {
+  it('round-trips a heartbeat with v: 1 stamped on', () => {
+    const text = encode({ type: 'heartbeat', in_flight: 1, cpu_pct: 5, mem_pct: 50, disk_pct: 20, lanes: [] });
+    expect(JSON.parse(text).v).toBe(1);
+    const parsed = parseWorkerMessage(text);
+    expect(parsed.ok && parsed.value.type).toBe('heartbeat');
+  });
+
+  it.each([
+    ['not JSON', '{nope', /not valid JSON/],
+    ['no type', '{"v":1}', /no known type/],
+    ['unknown type', '{"type":"dance","v":1}', /no known type|invalid dance/],
+    ['wrong version', '{"type":"heartbeat","v":2,"in_flight":0,"cpu_pct":0,"mem_pct":0,"disk_pct":0,"lanes":[]}', /invalid heartbeat/],
+    ['unknown field', '{"type":"job_started","v":1,"job_id":"j","assignment_id":"a","lane":0,"evil":1}', /invalid job_started/],
+    ['out-of-range percent', '{"type":"heartbeat","v":1,"in_flight":0,"cpu_pct":0,"mem_pct":0,"disk_pct":101,"lanes":[]}', /invalid heartbeat/],
+  ])('refuses %s with an error value, never a throw', (_name, raw, message) => {
+    const parsed = parseWorkerMessage(raw);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+
+  it('accepts Buffers as the ws library delivers them', () => {
+    const parsed = parseHubMessage(Buffer.from(encode({ type: 'cancel', job_id: 'j', reason: 'r' })));
+    expect(parsed.ok).toBe(true);
+  });
+
+  it('validates the job inside an assign', () => {
+    const bad = parseHubMessage(JSON.stringify({ type: 'assign', v: 1, job_id: 'j', assignment_id: 'a', lane: 0, deadline: 1, job: { kind: 'sleep', spec: { ms: 'x' } } }));
+    expect(bad.ok).toBe(false);
+  });
+});
