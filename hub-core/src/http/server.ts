@@ -18,6 +18,14 @@ import { workerRoutes } from './routes/workers.ts';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const LINK_PATH = /^\/workers\/([A-Za-z0-9_-]{1,100})\/link$/;
 
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '3D000', '55000']);
+
+/** A failure of the connection to Postgres, not of the query: the client should retry (503). */
+function isDatabaseDown(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return (e.code !== undefined && DB_DOWN_CODES.has(e.code)) || /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not currently accepting connections|the database system is/.test(e.message ?? '');
+}
+
 export interface HttpServer {
   app: FastifyInstance;
   url: string;
@@ -32,6 +40,11 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
     if (err instanceof PaprikaError) {
       if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.ceil(err.retryAfterS)));
       return reply.status(err.status).send(err.toBody());
+    }
+    if (isDatabaseDown(err)) {
+      hub.log.warn({ err: String(err) }, 'database unreachable');
+      const e = new PaprikaError('database_unavailable', null, undefined, 2);
+      return reply.status(503).header('retry-after', '2').send(e.toBody());
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 500) hub.log.error({ err: String(err), stack: err.stack }, 'request failed');

@@ -1,0 +1,214 @@
+// The Paprika client SDK (`paprika/client`). Users never see the plumbing: 503/502/504 and
+// refused connections are retried with jittered exponential backoff (honouring Retry-After)
+// within a total deadline; a 4xx is never retried; every submit carries an Idempotency-Key,
+// so a retried POST never makes a second job.
+import { randomUUID } from 'node:crypto';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+
+export interface Job {
+  id: string;
+  kind: string;
+  spec: Record<string, unknown>;
+  status: JobStatus;
+  worker_id: string | null;
+  lane: number | null;
+  hub_id: string | null;
+  session_id: string | null;
+  novnc_url: string | null;
+  error: string | null;
+  result: unknown;
+  attempts: number;
+  created_at: string;
+  assigned_at: string | null;
+  finished_at: string | null;
+  assets?: string[];
+}
+
+export type JobSpec =
+  | { kind: 'fetch'; spec: { url: string; wait_until?: string; screenshot?: boolean; timeout_s?: number } }
+  | { kind: 'macro'; spec: { steps: Array<Record<string, unknown> & { op: string }>; timeout_s?: number } }
+  | { kind: 'rerun'; spec: { job_id: string; timeout_s?: number } }
+  | { kind: 'sleep'; spec: { ms: number; timeout_s?: number } };
+
+export interface Session {
+  session_id: string;
+  worker_id: string;
+  hub_id: string;
+  novnc_url: string | null;
+}
+
+export interface ClientOptions {
+  /** Hub (or nginx) base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** PAPRIKA_API_TOKEN of the hub, if set. */
+  token?: string;
+  /** Total time one call may spend retrying (ms). Default 60 s. */
+  deadlineMs?: number;
+  /** First backoff step (ms). Default 100. */
+  baseDelayMs?: number;
+  /** Largest backoff step (ms). Default 5 s. */
+  maxDelayMs?: number;
+  /** Per-attempt timeout (ms). Default 30 s; POST /jobs may wait up to ASSIGN_WAIT on the hub. */
+  attemptTimeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** The hub answered with an error status; `status`, `code` and `details` come from `{error, code, details}`. */
+export class PaprikaApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: unknown,
+  ) {
+    super(message);
+    this.name = 'PaprikaApiError';
+  }
+}
+
+/** Retries ran out before the hub gave a usable answer. `cause` is the last failure. */
+export class PaprikaUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly attempts: number,
+    readonly cause?: unknown,
+  ) {
+    super(message);
+    this.name = 'PaprikaUnavailableError';
+  }
+}
+
+export class PaprikaTimeoutError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly lastStatus: JobStatus | undefined,
+  ) {
+    super(`job ${jobId} did not finish in time (last status: ${lastStatus ?? 'unknown'})`);
+    this.name = 'PaprikaTimeoutError';
+  }
+}
+
+const RETRY_STATUSES = new Set([502, 503, 504]);
+const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
+
+function isConnectionError(err: unknown): boolean {
+  const codes = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT', 'EHOSTUNREACH'];
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: string }).code;
+    if (code && codes.includes(code)) return true;
+    if (e instanceof Error && (e.name === 'TimeoutError' || e.message === 'fetch failed' || /other side closed/.test(e.message))) return true;
+  }
+  return false;
+}
+
+export class PaprikaClient {
+  private readonly o: Required<Omit<ClientOptions, 'token'>> & { token?: string };
+
+  constructor(opts: ClientOptions) {
+    this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, ...opts };
+  }
+
+  /** One API call with the retry policy. */
+  async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, deadlineMs = this.o.deadlineMs): Promise<T> {
+    const until = Date.now() + deadlineMs;
+    let attempt = 0;
+    let last: unknown;
+    for (;;) {
+      attempt++;
+      let retryAfterMs: number | undefined;
+      try {
+        const h: Record<string, string> = { ...headers };
+        if (body !== undefined) h['content-type'] = 'application/json';
+        if (this.o.token) h.authorization = `Bearer ${this.o.token}`;
+        const res = await this.o.fetch(new URL(path, this.o.url), {
+          method,
+          headers: h,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(Math.max(1, Math.min(this.o.attemptTimeoutMs, until - Date.now()))),
+        });
+        const text = await res.text();
+        const parsed = text ? safeJson(text) : null;
+        if (res.ok) return parsed as T;
+        const err = parsed as { error?: string; code?: string; details?: unknown } | null;
+        const apiError = new PaprikaApiError(res.status, err?.code ?? String(res.status), err?.error ?? `HTTP ${res.status}`, err?.details ?? null);
+        if (!RETRY_STATUSES.has(res.status)) throw apiError;
+        last = apiError;
+        const ra = res.headers.get('retry-after');
+        if (ra && Number.isFinite(Number(ra))) retryAfterMs = Number(ra) * 1000;
+      } catch (err) {
+        if (err instanceof PaprikaApiError && !RETRY_STATUSES.has(err.status)) throw err;
+        if (!(err instanceof PaprikaApiError) && !isConnectionError(err)) throw err;
+        last = err;
+      }
+      const step = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** Math.min(attempt - 1, 16));
+      const delay = Math.max(retryAfterMs ?? 0, step / 2 + Math.random() * (step / 2));
+      if (Date.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+
+  /** Submit a job. The same idempotency key is sent on every retry: at most one job is made. */
+  submit(job: JobSpec, opts: { idempotencyKey?: string } = {}): Promise<Job> {
+    return this.request<Job>('POST', '/jobs', job, { 'idempotency-key': opts.idempotencyKey ?? randomUUID() });
+  }
+
+  get(id: string): Promise<Job> {
+    return this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`);
+  }
+
+  list(filter: { status?: JobStatus; limit?: number } = {}): Promise<Job[]> {
+    const q = new URLSearchParams();
+    if (filter.status) q.set('status', filter.status);
+    if (filter.limit) q.set('limit', String(filter.limit));
+    return this.request<{ jobs: Job[] }>('GET', `/jobs${q.size ? `?${q}` : ''}`).then((r) => r.jobs);
+  }
+
+  /** Poll with backoff (50 ms → 1 s) until the job is terminal or `timeout` ms pass. */
+  async wait(id: string, opts: { timeout?: number } = {}): Promise<Job> {
+    const until = Date.now() + (opts.timeout ?? 300_000);
+    let delay = 50;
+    let last: Job | undefined;
+    for (;;) {
+      last = await this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, {}, Math.max(1000, until - Date.now()));
+      if (TERMINAL.has(last.status)) return last;
+      if (Date.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(1000, delay * 1.5);
+    }
+  }
+
+  /** submit + wait. */
+  async run(job: JobSpec, opts: { timeout?: number; idempotencyKey?: string } = {}): Promise<Job> {
+    const submitted = await this.submit(job, opts);
+    return TERMINAL.has(submitted.status) ? submitted : this.wait(submitted.id, opts);
+  }
+
+  cancel(id: string): Promise<Job> {
+    return this.request<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`, {});
+  }
+
+  openSession(opts: { idleTimeoutS?: number } = {}): Promise<Session> {
+    return this.request<Session>('POST', '/sessions', opts.idleTimeoutS ? { idle_timeout_s: opts.idleTimeoutS } : {});
+  }
+
+  command<T = unknown>(sessionId: string, command: Record<string, unknown> & { op: string }): Promise<T> {
+    return this.request<T>('POST', `/sessions/${encodeURIComponent(sessionId)}/commands`, command);
+  }
+
+  close(sessionId: string): Promise<{ session_id: string; closed: boolean }> {
+    return this.request('DELETE', `/sessions/${encodeURIComponent(sessionId)}`);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text.slice(0, 500) };
+  }
+}
+
+export function createClient(opts: ClientOptions): PaprikaClient {
+  return new PaprikaClient(opts);
+}
