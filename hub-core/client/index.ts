@@ -72,7 +72,7 @@ export class PaprikaUnavailableError extends Error {
   constructor(
     message: string,
     readonly attempts: number,
-    readonly cause?: unknown,
+    override readonly cause?: unknown,
   ) {
     super(message);
     this.name = 'PaprikaUnavailableError';

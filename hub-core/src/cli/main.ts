@@ -13,7 +13,7 @@ commands:
          [--simulate-lanes N] [--lan-ip IP] [--token T]
                                        run a worker agent
   demo [--simulate]                    hub on PAPRIKA_PORT with embedded defaults + two local workers
-  nginx-conf --hub HOST:PORT ... [--listen PORT]
+  nginx-conf --hub HOST:PORT ... [--listen [ADDR:]PORT]
                                        print an nginx config for several hubs`;
 
 class UsageError extends Error {}

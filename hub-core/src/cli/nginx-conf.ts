@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 
 export interface NginxFlags {
   hubs: string[];
-  listen: number;
+  /** `PORT` (all interfaces) or `ADDR:PORT`. */
+  listen: string;
 }
 
 export function parseNginxFlags(argv: string[]): NginxFlags {
@@ -13,13 +14,14 @@ export function parseNginxFlags(argv: string[]): NginxFlags {
   try {
     ({ values } = parseArgs({ args: argv, strict: true, options: { hub: { type: 'string', multiple: true }, listen: { type: 'string' } } }));
   } catch (err) {
-    throw new Error(`${(err as Error).message}\nusage: paprika nginx-conf --hub HOST:PORT [--hub HOST:PORT ...] [--listen PORT]`);
+    throw new Error(`${(err as Error).message}\nusage: paprika nginx-conf --hub HOST:PORT [--hub HOST:PORT ...] [--listen [ADDR:]PORT]`);
   }
   const hubs = values.hub ?? [];
   if (hubs.length === 0) throw new Error('--hub HOST:PORT is required at least once');
   for (const h of hubs) if (!/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(h)) throw new Error(`--hub expects HOST:PORT, got ${JSON.stringify(h)}`);
-  const listen = values.listen === undefined ? 8080 : Number(values.listen);
-  if (!Number.isInteger(listen) || listen < 1 || listen > 65535) throw new Error(`--listen expects a port number, got ${JSON.stringify(values.listen)}`);
+  const listen = values.listen ?? '8080';
+  const m = /^(?:([0-9.]+|\[[0-9a-fA-F:]+\]):)?(\d{1,5})$/.exec(listen);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new Error(`--listen expects PORT or ADDR:PORT, got ${JSON.stringify(values.listen)}`);
   return { hubs, listen };
 }
 
@@ -45,7 +47,7 @@ ${servers('')}
 }
 
 server {
-    listen 127.0.0.1:${f.listen};
+    listen ${f.listen};
     client_max_body_size 2m;
 
     location ~ ^/workers/(?<paprika_worker_id>[A-Za-z0-9_-]+)/link$ {

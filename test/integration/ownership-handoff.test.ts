@@ -1,0 +1,64 @@
+// A worker's link moves from hub A to hub B. Whatever order A's unregister and B's register
+// happen in, paprika:worker:{id}:owner ends as B (the Lua compare-and-delete).
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encode } from '../../hub-core/src/protocol.ts';
+import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
+import { waitFor } from '../harness/processes.ts';
+import { requireServices } from '../harness/services.ts';
+
+const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://x/0'], novnc_url: null, version: 't', platform: 'test' };
+
+async function link(hubUrl: string, workerId: string): Promise<WebSocket> {
+  const ws = new WebSocket(`${hubUrl.replace('http', 'ws')}/workers/${workerId}/link`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const welcomed = new Promise((resolve) => ws.on('message', (m) => JSON.parse(String(m)).type === 'welcome' && resolve(undefined)));
+  ws.send(encode({ type: 'hello', worker_id: workerId, capabilities: caps }));
+  await welcomed;
+  return ws;
+}
+
+describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between hubs', () => {
+  let backends: Awaited<ReturnType<typeof realBackends>>;
+  let a: TestHub;
+  let b: TestHub;
+  beforeAll(async () => {
+    backends = await realBackends();
+    a = await startTestHub(backends.env);
+    b = await startTestHub(backends.env);
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await backends?.drop();
+  });
+
+  it('keeps B as owner when A unregisters after B registered (the bad order)', async () => {
+    const wsA = await link(a.url, 'w-handoff');
+    expect(await a.hub.registry.getOwner('w-handoff')).toBe(a.hub.config.hubId);
+    const wsB = await link(b.url, 'w-handoff'); // B registers first…
+    expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
+    wsA.close(); // …then A's late unregister runs
+    await waitFor('A dropped the link', async () => a.hub.fleet.get('w-handoff') === undefined, 5000, 10);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
+    wsB.close();
+    await waitFor('B released it', async () => (await b.hub.registry.getOwner('w-handoff')) === undefined, 5000, 10);
+  });
+
+  it('answers a malformed frame with an error reply and keeps serving', async () => {
+    const ws = await link(a.url, 'w-garbage');
+    const replies: any[] = [];
+    ws.on('message', (m) => replies.push(JSON.parse(String(m))));
+    ws.send('{not json');
+    ws.send(JSON.stringify({ type: 'job_result', v: 1, job_id: 'x' }));
+    ws.send(Buffer.from([0xff, 0x00, 0x13]));
+    await waitFor('three error replies', async () => replies.filter((r) => r.type === 'error').length >= 3, 5000, 10);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    expect((await fetch(`${a.url}/healthz`)).status).toBe(200);
+    ws.close();
+  });
+});
