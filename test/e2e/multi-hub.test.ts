@@ -105,10 +105,13 @@ describe.skipIf(!canRun)('three hubs behind nginx', () => {
     expect(doubled).toEqual([]);
 
     const hubs = (await fetch(`http://127.0.0.1:${survivors[0].port}/admin/hubs`).then(json)).hubs;
+    let list: any[] = [];
     await waitFor('victim recently dead', async () => {
-      const list = (await fetch(`http://127.0.0.1:${survivors[0].port}/admin/hubs`).then(json)).hubs;
+      list = (await fetch(`http://127.0.0.1:${survivors[0].port}/admin/hubs`).then(json)).hubs;
       return list.find((h: any) => h.hub_id === victim.id)?.alive === false;
-    }, 5000);
+    }, 5000).catch((err: unknown) => {
+      throw new Error(`${String(err)}; last /admin/hubs: ${JSON.stringify(list)}; now ${new Date().toISOString()}`);
+    });
     expect(hubs.length).toBe(3);
   });
 });

@@ -15,7 +15,14 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let killedByUs = false;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      // A hub that dies on its own is a bug worth seeing in the test output.
+      if (!killedByUs) console.error(`hub on port ${port} exited by itself (code ${code}, signal ${signal}):\n${out.slice(-4000)}`);
+      resolve(code);
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 20_000;
   for (;;) {
@@ -35,6 +42,7 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
     output: () => out,
     exited,
     async kill(signal = 'SIGKILL') {
+      killedByUs = true;
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },

@@ -58,3 +58,33 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 }
 
 export const testRedisPrefix = () => `${uniqueName('paprika_t')}:`;
+
+/**
+ * A Redis server of the test's own (redis-server on a free loopback port), for tests that
+ * pause or stop Redis: CLIENT PAUSE on the shared server would stall every other test.
+ */
+export async function startPrivateRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { spawn } = await import('node:child_process');
+  const port = await new Promise<number>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const until = Date.now() + 10_000;
+  while (!(await reachable('127.0.0.1', port))) {
+    if (Date.now() > until || child.exitCode !== null) throw new Error('private redis-server did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    async stop() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

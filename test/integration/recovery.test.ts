@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimAgent, spawnWorker, type SimAgent, type WorkerProcess } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
-import { REDIS_TEST_URL, requireServices } from '../harness/services.ts';
+import { requireServices, startPrivateRedis } from '../harness/services.ts';
 
 const json = async (res: Response) => (await res.json()) as any;
 const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
@@ -105,7 +105,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     expect(job.status).toBe('running');
     const killedAt = Date.now();
     await w.kill('SIGKILL');
-    const failed = await waitFor('orphan failed', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 10_000, 20);
+    const failed = await waitFor('orphan failed', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 10_000, 20).catch(async (err: unknown) => {
+      const view = await fetch(`${h.url}/admin/workers`).then(json);
+      throw new Error(`${String(err)}\njob: ${JSON.stringify(await getJob(h.url, job.id))}\nfleet: ${JSON.stringify(view)}\nlocal links: ${h.hub.fleet.size}\nnow: ${new Date().toISOString()}`);
+    });
     expect(failed.error).toMatch(/worker w99 lost/);
     // last heartbeat ≤ kill time, so: failed by kill + grace (1 s) + one period (0.3 s) + slack
     expect(Date.parse(failed.finished_at) - killedAt).toBeLessThan(1000 + 300 + 400);
@@ -124,7 +127,8 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
   });
 
   it('fails no healthy job while Redis is paused, and /admin/workers answers stale instead of empty', async () => {
-    const env = { PAPRIKA_FLEET_TIMEOUT_MS: '150', PAPRIKA_FLEET_CACHE_S: '30', PAPRIKA_RECONCILE_INTERVAL_S: '0.2', PAPRIKA_ORPHAN_GRACE_S: '0.5', PAPRIKA_WORKER_TTL_S: '5' };
+    const redis = await startPrivateRedis(); // CLIENT PAUSE must not stall the other tests' Redis
+    const env = { REDIS_URL: redis.url, PAPRIKA_FLEET_TIMEOUT_MS: '150', PAPRIKA_FLEET_CACHE_S: '30', PAPRIKA_RECONCILE_INTERVAL_S: '0.2', PAPRIKA_ORPHAN_GRACE_S: '0.5', PAPRIKA_WORKER_TTL_S: '5' };
     const owner = await hub(env);
     const bystander = await hub(env); // owns none of the workers
     await agent(owner, 2);
@@ -133,7 +137,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     expect(jobs.every((j) => j.status === 'running')).toBe(true);
     await waitFor('bystander sees the fleet', async () => (await fetch(`${bystander.url}/admin/workers`).then(json)).workers.length === 2, 5000);
 
-    const admin = new Redis(REDIS_TEST_URL);
+    const admin = new Redis(redis.url);
     await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
     await new Promise((r) => setTimeout(r, 400)); // > FLEET_TIMEOUT, several reconcile passes
     const during = await fetch(`${bystander.url}/admin/workers`).then(json);
@@ -146,6 +150,9 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
       const done = await waitFor('job done', async () => (terminal((await getJob(owner.url, j.id)).status) ? getJob(owner.url, j.id) : undefined), 8000, 50);
       expect(done.status).toBe('succeeded');
     }
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+    await Promise.all(hubs.splice(0).map((h) => h.stop()));
+    await redis.stop();
   });
 
   it('leaves running jobs alone at start-up while another hub is alive, and fails them when it is alone', async () => {
