@@ -72,14 +72,15 @@ for (const backend of ['pglite', 'postgres'] as const) {
       expect(await claim(job.id)).toBeDefined();
     });
 
-    it('finishes a run once; a stale or repeated result changes nothing', async () => {
+    it('finishes a run once; a stale, foreign or repeated result changes nothing', async () => {
       const job = await insert();
       const assignment = randomUUID();
       await claim(job.id, 'w1', assignment);
-      expect(await store.finishJob(job.id, { assignmentId: randomUUID(), status: 'succeeded', result: {}, error: null, now: at(3) })).toBeUndefined();
-      const done = await store.finishJob(job.id, { assignmentId: assignment, status: 'succeeded', result: { ok: 1 }, error: null, now: at(3) });
+      expect(await store.finishJob(job.id, { assignmentId: randomUUID(), workerId: 'w1', status: 'succeeded', result: {}, error: null, now: at(3) })).toBeUndefined();
+      expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w-intruder', status: 'failed', result: {}, error: 'evil', now: at(3) })).toBeUndefined();
+      const done = await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'succeeded', result: { ok: 1 }, error: null, now: at(3) });
       expect(done).toMatchObject({ status: 'succeeded', result: { ok: 1 } });
-      expect(await store.finishJob(job.id, { assignmentId: assignment, status: 'failed', result: null, error: 'x', now: at(4) })).toBeUndefined();
+      expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'failed', result: null, error: 'x', now: at(4) })).toBeUndefined();
       expect((await store.getJob(job.id))?.status).toBe('succeeded');
     });
 

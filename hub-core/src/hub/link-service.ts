@@ -150,9 +150,21 @@ export class LinkService {
     // The lane is free the moment the worker says so, whatever the database does next.
     const hold = link.holding(msg.job_id);
     if (hold?.assignmentId === msg.assignment_id && link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
+    // A worker may only report on its own jobs: assets for someone else's job are not stored.
+    const row = hold?.assignmentId === msg.assignment_id ? undefined : await store.getJob(msg.job_id);
+    const mine = hold?.assignmentId === msg.assignment_id || (row?.worker_id === link.worker_id && row.session_id === msg.assignment_id);
+    if (!mine) {
+      log.warn({ job_id: msg.job_id, worker_id: link.worker_id, owner: row?.worker_id ?? null }, 'refused a result for a job this worker does not hold');
+      await link.socket.send(encode({ type: 'error', message: `job ${msg.job_id} is not yours`, details: { job_id: msg.job_id } })).catch(() => {});
+      if (row?.worker_id !== link.worker_id) return;
+      // Its own job, but from an earlier run: ack so the worker stops resending it.
+      await link.socket.send(encode({ type: 'result_ack', job_id: msg.job_id })).catch(() => {});
+      return;
+    }
     for (const a of msg.assets ?? []) await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64'));
     const finished = await store.finishJob(msg.job_id, {
       assignmentId: msg.assignment_id,
+      workerId: link.worker_id,
       status: msg.status,
       result: msg.result ?? null,
       error: msg.error ?? null,
@@ -174,7 +186,7 @@ export class LinkService {
   private async onRejected(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_rejected' }>): Promise<void> {
     const { store, clock, log, config } = this.d;
     // Put the job back first, then free the lane: the wake-up must find it queued.
-    const back = await store.unclaimJob(msg.job_id, msg.assignment_id, new Date(clock.now()));
+    const back = await store.unclaimJob(msg.job_id, msg.assignment_id, new Date(clock.now()), link.worker_id);
     this.d.metrics.rejections.inc({ reason: msg.reason });
     // A worker that says its disk is full is skipped until its next heartbeat says otherwise.
     if (msg.reason === 'disk_full') link.disk_pct = Math.max(link.disk_pct, config.diskMaxPct);

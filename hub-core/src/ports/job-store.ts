@@ -46,6 +46,8 @@ export interface Claim {
 
 export interface Finish {
   assignmentId: string;
+  /** The worker reporting: a result for another worker's job changes nothing. */
+  workerId: string;
   status: 'succeeded' | 'failed' | 'canceled';
   result: unknown;
   error: string | null;
@@ -76,7 +78,7 @@ export interface JobStore {
   /** The conditional UPDATE: queued ∧ worker_id IS NULL → running. Undefined when another claimer won. */
   claimQueuedJob(id: string, claim: Claim): Promise<JobRow | undefined>;
   /** Undo a claim whose send failed or that the worker rejected; back to queued, released. */
-  unclaimJob(id: string, assignmentId: string, now: Date): Promise<boolean>;
+  unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean>;
   /** Terminal status for the run with this assignment id, only while it is still running. */
   finishJob(id: string, finish: Finish): Promise<JobRow | undefined>;
   /** queued or running → canceled. */

@@ -33,12 +33,13 @@ export class SqlJobStore implements JobStore {
     return (await this.db.query<JobRow>(SQL.claimQueuedJob, [id, c.workerId, c.hubId, c.lane, c.assignmentId, c.novncUrl, c.now, c.deadlineAt]))[0];
   }
 
-  async unclaimJob(id: string, assignmentId: string, now: Date): Promise<boolean> {
-    return (await this.db.query(SQL.unclaimJob, [id, assignmentId, now])).length > 0;
+  async unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean> {
+    const rows = workerId === undefined ? await this.db.query(SQL.unclaimJob, [id, assignmentId, now]) : await this.db.query(SQL.unclaimJobOfWorker, [id, assignmentId, now, workerId]);
+    return rows.length > 0;
   }
 
   async finishJob(id: string, f: Finish): Promise<JobRow | undefined> {
-    return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now]))[0];
+    return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now, f.workerId]))[0];
   }
 
   async cancelJob(id: string, now: Date): Promise<JobRow | undefined> {

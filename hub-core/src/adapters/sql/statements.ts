@@ -35,11 +35,19 @@ export const SQL = {
      WHERE id = $1 AND status = 'running' AND session_id = $2
     RETURNING id`,
 
+  /** Only the worker the job was sent to, for the run it was sent for, can finish it. */
   finishJob: `
     UPDATE jobs
        SET status = $3, result = $4::jsonb, error = $5, finished_at = $6
-     WHERE id = $1 AND status = 'running' AND session_id = $2
+     WHERE id = $1 AND status = 'running' AND session_id = $2 AND worker_id = $7
     RETURNING ${COLUMNS}`,
+
+  unclaimJobOfWorker: `
+    UPDATE jobs
+       SET status = 'queued', worker_id = NULL, lane = NULL, session_id = NULL, novnc_url = NULL,
+           assigned_at = NULL, deadline_at = NULL, released_at = $3
+     WHERE id = $1 AND status = 'running' AND session_id = $2 AND worker_id = $4
+    RETURNING id`,
 
   cancelJob: `
     UPDATE jobs
