@@ -145,7 +145,7 @@ export class WorkerAgent {
       case 'assign': {
         this.received.push({ job_id: msg.job_id, assignment_id: msg.assignment_id, at: Date.now() });
         // Disk guard: refuse before running, and the hub puts the job back untouched.
-        const disk = await this.stats.diskPct();
+        const disk = await this.stats.recentDiskPct();
         if (disk >= this.o.diskMaxPct) return this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason: 'disk_full' });
         return this.runner.assign(msg);
       }

@@ -14,18 +14,28 @@ const clampPct = (n: number) => Math.min(100, Math.max(0, round1(n)));
 
 export class HostStats {
   private last = cpuTimes();
+  private disk: { pct: number; at: number } | undefined;
 
   constructor(private readonly diskPath: string) {}
 
   async diskPct(): Promise<number> {
+    let pct = 0;
     try {
       const s = await fs.statfs(this.diskPath);
       const used = s.blocks - s.bfree;
       // As df computes it: used / (used + available to unprivileged users).
-      return clampPct((used / (used + s.bavail)) * 100);
+      pct = clampPct((used / (used + s.bavail)) * 100);
     } catch {
-      return 0;
+      pct = 0;
     }
+    this.disk = { pct, at: Date.now() };
+    return pct;
+  }
+
+  /** The disk figure at most `maxAgeMs` old: the assignment path checks it for every job. */
+  async recentDiskPct(maxAgeMs = 1000): Promise<number> {
+    if (this.disk && Date.now() - this.disk.at <= maxAgeMs) return this.disk.pct;
+    return this.diskPct();
   }
 
   async sample(): Promise<HostSample> {

@@ -40,27 +40,22 @@ export class JobService {
     if (this.queuedEstimate >= this.config.maxQueued) {
       throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
     }
-    let inserted: { job: JobRow; created: boolean };
+    const newJob = { id: randomUUID(), kind: req.kind, spec: req.spec as Record<string, unknown>, hubId: this.config.hubId, idempotencyKey, now: new Date(this.clock.now()) };
+    let submitted;
     try {
-      inserted = await this.store.insertJob({
-        id: randomUUID(),
-        kind: req.kind,
-        spec: req.spec as Record<string, unknown>,
-        hubId: this.config.hubId,
-        idempotencyKey,
-        now: new Date(this.clock.now()),
-      });
+      submitted = await this.dispatcher.submit(req, newJob);
     } catch (err) {
       this.log.error({ err: String(err) }, 'job insert failed');
       throw new PaprikaError('database_unavailable', null, undefined, 2);
     }
-    if (!inserted.created) return inserted;
-    this.queuedEstimate++;
+    if (!submitted.created) return submitted;
     this.metrics.jobsSubmitted.inc();
-    this.events.jobChanged(inserted.job);
+    if (submitted.outcome?.kind === 'assigned') return { job: submitted.outcome.job, created: true };
+    this.queuedEstimate++;
+    this.events.jobChanged(submitted.job);
     this.inlineWaits++;
     try {
-      return { job: await this.assignInline(inserted.job, signal), created: true };
+      return { job: await this.assignInline(submitted.job, signal), created: true };
     } finally {
       this.inlineWaits--;
     }

@@ -44,6 +44,7 @@ export function simulatedPool(n: number, viewBase: string): LanePool {
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(true);
+    if (ms === 0) return resolve(false); // a no-op job: no timer tick to wait for
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(false);

@@ -17,8 +17,8 @@ export function pgClient(url: string, opts: { max?: number } = {}): SqlClient {
   pool.on('error', () => {});
   return {
     kind: 'postgres',
-    async query(text, params) {
-      const r = await pool.query(text, params as unknown[] | undefined);
+    async query(text, params, name) {
+      const r = name ? await pool.query({ name, text, values: params as unknown[] | undefined }) : await pool.query(text, params as unknown[] | undefined);
       return r.rows;
     },
     async transaction(fn) {

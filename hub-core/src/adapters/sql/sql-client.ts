@@ -7,7 +7,8 @@ export interface SqlTx {
 }
 
 export interface SqlClient {
-  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+  /** `name` makes it a prepared statement on Postgres (parsed once per connection): the hot path uses it. */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[], name?: string): Promise<R[]>;
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   readonly kind: 'postgres' | 'pglite';

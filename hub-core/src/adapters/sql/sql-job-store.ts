@@ -14,7 +14,16 @@ export class SqlJobStore implements JobStore {
   constructor(readonly db: SqlClient) {}
 
   async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {
-    const rows = await this.db.query<JobRow>(SQL.insertJob, [job.id, job.kind, json(job.spec), job.hubId, job.idempotencyKey, job.now]);
+    const rows = await this.db.query<JobRow>(SQL.insertJob, [job.id, job.kind, json(job.spec), job.hubId, job.idempotencyKey, job.now], 'insertJob');
+    return this.insertedOrExisting(rows, job);
+  }
+
+  async insertRunningJob(job: NewJob, c: Claim): Promise<{ job: JobRow; created: boolean }> {
+    const rows = await this.db.query<JobRow>(SQL.insertRunningJob, [job.id, job.kind, json(job.spec), c.hubId, job.idempotencyKey, c.now, c.workerId, c.lane, c.assignmentId, c.novncUrl, c.deadlineAt], 'insertRunningJob');
+    return this.insertedOrExisting(rows, job);
+  }
+
+  private async insertedOrExisting(rows: JobRow[], job: NewJob): Promise<{ job: JobRow; created: boolean }> {
     if (rows[0]) return { job: rows[0], created: true };
     const existing = await this.db.query<JobRow>(SQL.jobByIdempotencyKey, [job.idempotencyKey]);
     if (!existing[0]) throw new Error('idempotent insert found neither a new nor an existing job');
@@ -22,7 +31,7 @@ export class SqlJobStore implements JobStore {
   }
 
   async getJob(id: string): Promise<JobRow | undefined> {
-    return (await this.db.query<JobRow>(SQL.jobById, [id]))[0];
+    return (await this.db.query<JobRow>(SQL.jobById, [id], 'jobById'))[0];
   }
 
   listJobs(filter: { status?: JobStatus; limit: number }): Promise<JobRow[]> {
@@ -30,16 +39,16 @@ export class SqlJobStore implements JobStore {
   }
 
   async claimQueuedJob(id: string, c: Claim): Promise<JobRow | undefined> {
-    return (await this.db.query<JobRow>(SQL.claimQueuedJob, [id, c.workerId, c.hubId, c.lane, c.assignmentId, c.novncUrl, c.now, c.deadlineAt]))[0];
+    return (await this.db.query<JobRow>(SQL.claimQueuedJob, [id, c.workerId, c.hubId, c.lane, c.assignmentId, c.novncUrl, c.now, c.deadlineAt], 'claimQueuedJob'))[0];
   }
 
   async unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean> {
-    const rows = workerId === undefined ? await this.db.query(SQL.unclaimJob, [id, assignmentId, now]) : await this.db.query(SQL.unclaimJobOfWorker, [id, assignmentId, now, workerId]);
+    const rows = workerId === undefined ? await this.db.query(SQL.unclaimJob, [id, assignmentId, now], 'unclaimJob') : await this.db.query(SQL.unclaimJobOfWorker, [id, assignmentId, now, workerId]);
     return rows.length > 0;
   }
 
   async finishJob(id: string, f: Finish): Promise<JobRow | undefined> {
-    return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now, f.workerId]))[0];
+    return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now, f.workerId], 'finishJob'))[0];
   }
 
   async cancelJob(id: string, now: Date): Promise<JobRow | undefined> {
@@ -55,11 +64,11 @@ export class SqlJobStore implements JobStore {
   }
 
   async markReleased(id: string, now: Date): Promise<void> {
-    await this.db.query(SQL.markReleased, [id, now]);
+    await this.db.query(SQL.markReleased, [id, now], 'markReleased');
   }
 
   listQueued(limit: number): Promise<JobRow[]> {
-    return this.db.query<JobRow>(SQL.listQueued, [limit]);
+    return this.db.query<JobRow>(SQL.listQueued, [limit], 'listQueued');
   }
 
   listRunning(limit: number): Promise<JobRow[]> {

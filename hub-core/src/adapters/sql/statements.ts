@@ -11,6 +11,14 @@ export const SQL = {
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${COLUMNS}`,
 
+  /** A new job that found a free lane at once: inserted running, insert and claim in one statement. */
+  insertRunningJob: `
+    INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at,
+                      worker_id, lane, session_id, novnc_url, assigned_at, deadline_at, attempts)
+    VALUES ($1, $2, $3::jsonb, 'running', $4, $5, $6, $7, $8, $9, $10, $6, $11, 1)
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${COLUMNS}`,
+
   jobByIdempotencyKey: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key = $1`,
 
   jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,

@@ -1,0 +1,68 @@
+// hub memory: RSS of a `paprika hub` process with N linked simulated workers (one WebSocket
+// each), per worker. Peer: a bare `ws` server process holding as many sockets (the floor).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { WebSocket } from 'ws';
+import { encode } from '../hub-core/src/protocol.ts';
+import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
+import type { Figure } from './report.ts';
+
+const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+async function connectAll(url: (i: number) => string, n: number, onOpen: (ws: WebSocket, i: number) => void): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < n; i += 100) {
+    const batch = Array.from({ length: Math.min(100, n - i) }, (_, k) => {
+      const ws = new WebSocket(url(i + k));
+      sockets.push(ws);
+      return new Promise<void>((resolve, reject) => {
+        ws.once('open', () => {
+          onOpen(ws, i + k);
+          resolve();
+        });
+        ws.once('error', reject);
+      });
+    });
+    await Promise.all(batch);
+  }
+  return sockets;
+}
+
+async function settle(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1500));
+  return rssKb(pid);
+}
+
+export async function hubMemoryFigures(o: { workers: number }): Promise<Figure[]> {
+  const port = await freePort();
+  const hub = await spawnHub(port, { PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_DATA_DIR: fs.mkdtempSync('/tmp/paprika-bench-mem-'), PAPRIKA_HEARTBEAT_S: '3600' });
+  const pid = hub.child.pid!;
+  const before = await settle(pid);
+  const caps = { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' };
+  const sockets = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wm${i}/link`, o.workers, (ws, i) => {
+    ws.send(encode({ type: 'hello', worker_id: `wm${i}`, capabilities: caps }));
+    ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] }));
+  });
+  await waitFor('all linked', async () => ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers === o.workers, 60_000, 100);
+  const after = await settle(pid);
+  for (const s of sockets) s.terminate();
+  await hub.kill();
+
+  // The floor: a process that only holds the sockets.
+  const floorPort = await freePort();
+  const floor = spawn(process.execPath, ['-e', `const {WebSocketServer}=require('ws');new WebSocketServer({port:${floorPort},host:'127.0.0.1'});setInterval(()=>{},1e6)`], { stdio: 'ignore', cwd: process.cwd() });
+  await waitFor('floor server', async () => new Promise<boolean>((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${floorPort}`);
+    ws.once('open', () => (ws.close(), resolve(true)));
+    ws.once('error', () => resolve(false));
+  }), 10_000, 50);
+  const floorBefore = await settle(floor.pid!);
+  const floorSockets = await connectAll(() => `ws://127.0.0.1:${floorPort}`, o.workers, () => {});
+  const floorAfter = await settle(floor.pid!);
+  for (const s of floorSockets) s.terminate();
+  floor.kill('SIGKILL');
+
+  const perWorker = ((after - before) * 1024) / o.workers / 1024; // KiB
+  const floorPer = ((floorAfter - floorBefore) * 1024) / o.workers / 1024;
+  return [{ name: `hub memory (${o.workers.toLocaleString('en-US')} workers)`, unit: 'KiB/worker', paprika: perWorker, peer: floorPer, peerName: 'bare ws server', higherIsBetter: false, extra: { hub_rss_before_kb: before, hub_rss_after_kb: after, floor_before_kb: floorBefore, floor_after_kb: floorAfter } }];
+}

@@ -1,0 +1,63 @@
+// `npm run bench [-- --quick] [-- --only NAME]`: each benchmark prints one line
+// `name: paprika X unit, peer Y unit, ratio R` (R > 1: Paprika better), then the ceiling
+// line; all figures go to bench/results/latest.json.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ceilings } from './ceilings.ts';
+import { dispatchFigures } from './dispatch.ts';
+import { fleetReadFigures } from './fleet-read.ts';
+import { hubMemoryFigures } from './hub-memory.ts';
+import { pickFigures } from './pick.ts';
+import { redriveFigures } from './redrive.ts';
+import { line, type Figure } from './report.ts';
+
+const BENCHES = ['dispatch', 'pick', 'redrive', 'fleet', 'memory', 'ceilings'] as const;
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
+  const quick = Boolean(values.quick);
+  const only = new Set(values.only ?? BENCHES);
+  for (const name of only) if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`--only expects one of ${BENCHES.join(', ')}, got ${name}`);
+  const started = performance.now();
+  const concurrency = 16;
+  const figures: Figure[] = [];
+  const say = (fs_: Figure[]) => {
+    for (const f of fs_) console.log(line(f));
+    figures.push(...fs_);
+  };
+
+  let dispatchRate: number | undefined;
+  if (only.has('dispatch')) {
+    const d = await dispatchFigures({ jobs: quick ? 1500 : 10_000, concurrency, agents: 4, lanes: 4, rounds: quick ? 1 : 3 });
+    dispatchRate = d[0].paprika;
+    say(d);
+  }
+  if (only.has('pick')) say(pickFigures({ budgetMs: quick ? 60 : 400 }));
+  if (only.has('redrive')) say(await redriveFigures({ jobs: quick ? 100 : 500 }));
+  if (only.has('fleet')) say(await fleetReadFigures({ sizes: [1000, 10_000], reads: quick ? 3 : 10 }));
+  if (only.has('memory')) say(await hubMemoryFigures({ workers: 1000 }));
+  let ceilingRows;
+  if (only.has('ceilings')) {
+    ceilingRows = await ceilings({ ops: quick ? 3000 : 20_000, concurrency });
+    for (const c of ceilingRows) console.log(`ceiling ${c.name}: ${c.opsPerS.toFixed(0)} ops/s`);
+    if (dispatchRate !== undefined) {
+      const lowest = ceilingRows.reduce((a, b) => (b.opsPerS < a.opsPerS ? b : a));
+      console.log(`ceiling: dispatch reaches ${((dispatchRate / lowest.opsPerS) * 100).toFixed(1)} % of the lowest ceiling (${lowest.name})`);
+    }
+  }
+  const out = {
+    at: new Date().toISOString(),
+    quick,
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, mem_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+    figures,
+    ceilings: ceilingRows,
+    seconds: (performance.now() - started) / 1000,
+  };
+  const file = path.resolve('bench/results/latest.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(out, null, 2));
+  console.log(`bench: ${out.seconds.toFixed(1)} s; figures in ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
+}
