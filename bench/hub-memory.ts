@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { WebSocket } from 'ws';
 import { encode } from '../hub-core/src/protocol.ts';
+import { realBackends } from '../test/harness/hub.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
 import type { Figure } from './report.ts';
 
@@ -35,18 +36,27 @@ async function settle(pid: number): Promise<number> {
 
 export async function hubMemoryFigures(o: { workers: number }): Promise<Figure[]> {
   const port = await freePort();
-  const hub = await spawnHub(port, { PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_DATA_DIR: fs.mkdtempSync('/tmp/paprika-bench-mem-'), PAPRIKA_HEARTBEAT_S: '3600' });
+  const backends = await realBackends();
+  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200' });
   const pid = hub.child.pid!;
+  // Warm the hub up (JIT, first link, first fleet read) so the baseline is not start-up noise.
+  const warm = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wwarm${i}/link`, 10, (ws, i) => ws.send(encode({ type: 'hello', worker_id: `wwarm${i}`, capabilities: { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' } })));
+  await fetch(`${hub.url}/admin/workers`);
+  for (const s of warm) s.terminate();
   const before = await settle(pid);
   const caps = { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' };
   const sockets = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wm${i}/link`, o.workers, (ws, i) => {
     ws.send(encode({ type: 'hello', worker_id: `wm${i}`, capabilities: caps }));
     ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] }));
   });
-  await waitFor('all linked', async () => ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers === o.workers, 60_000, 100);
+  let linked = 0;
+  await waitFor('all linked', async () => (linked = ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers) === o.workers, 60_000, 100).catch((err: unknown) => {
+    throw new Error(`${String(err)} (${linked} of ${o.workers} linked)\n${hub.output().slice(-2000)}`);
+  });
   const after = await settle(pid);
   for (const s of sockets) s.terminate();
   await hub.kill();
+  await backends.drop();
 
   // The floor: a process that only holds the sockets.
   const floorPort = await freePort();

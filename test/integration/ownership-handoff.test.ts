@@ -61,4 +61,15 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
     expect((await fetch(`${a.url}/healthz`)).status).toBe(200);
     ws.close();
   });
+
+  it('leaves no worker behind when a link closes in the middle of its hello (20 times)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const ws = new WebSocket(`${a.url.replace('http', 'ws')}/workers/w-flaky${i}/link`);
+      await new Promise((resolve) => ws.once('open', resolve));
+      ws.send(encode({ type: 'hello', worker_id: `w-flaky${i}`, capabilities: caps }));
+      ws.terminate();
+    }
+    await waitFor('no flaky link left', async () => [...Array(20).keys()].every((i) => a.hub.fleet.get(`w-flaky${i}`) === undefined), 5000, 20);
+    expect(a.hub.fleet.all().filter((l) => l.worker_id.startsWith('w-flaky'))).toHaveLength(0);
+  });
 });

@@ -70,7 +70,8 @@ export class LinkService {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             clearTimeout(helloTimer);
-            link = await this.onHello(socket, msg);
+            // The link is known before any await, so a socket that closes mid-hello is still cleaned up.
+            await this.onHello(socket, msg, (l) => (link = l));
             return;
           }
           await this.onMessage(link, msg);
@@ -87,10 +88,11 @@ export class LinkService {
     });
   }
 
-  private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>): Promise<WorkerLink> {
+  private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>, created: (link: WorkerLink) => void): Promise<WorkerLink> {
     const { config, store, registry, fleet, clock } = this.d;
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
     const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
+    created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s
     // grace exists for exactly this), unless the job ended meanwhile: then it is cancelled.
     for (const held of msg.jobs ?? []) {
