@@ -1,7 +1,8 @@
-// Chrome lanes for a real worker: find Chrome, start the live-view server, build the pool.
-// (Filled in with the Chrome lane pool; see worker-agent/src/chrome/.)
+// Chrome lanes for a real worker: find Chrome, start the live-view server, build the pool
+// (worker-agent/src/chrome/chrome-worker-lanes.ts does the wiring).
 import type { LanePool } from './lanes/lane.ts';
+import { chromeWorkerLanes } from './chrome/chrome-worker-lanes.ts';
 
-export async function chromeWorkerPool(_o: { lanes: number; singleChrome: boolean; chromePath?: string; lanIp: string; novncBase?: string }): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
-  throw new Error('Chrome lanes are not available in this build yet; use --simulate-lanes N');
+export function chromeWorkerPool(o: { lanes: number; singleChrome: boolean; chromePath?: string; lanIp: string; novncBase?: string }): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
+  return chromeWorkerLanes(o);
 }

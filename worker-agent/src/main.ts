@@ -96,3 +96,11 @@ export async function runWorker(argv: string[], env: Record<string, string | und
   log.info({ worker_id: agent.workerId, lanes: pool.lanes.length, hub: flags.hub }, 'worker started');
   return agent;
 }
+
+// Run directly (the single-file bundle: `node paprika-worker.mjs --hub …`), start the worker.
+if (process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href) {
+  runWorker(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(`paprika worker: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  });
+}

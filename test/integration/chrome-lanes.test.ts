@@ -1,0 +1,182 @@
+// Chrome lanes on the real Debian Chromium: fetch, macro, crash and hang recovery, deadlines, parallel lanes.
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunnableJob } from '../../hub-core/src/domain/job-spec.ts';
+import { chromePool, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
+import { findChrome } from '../../worker-agent/src/chrome/find-chrome.ts';
+import type { JobContext } from '../../worker-agent/src/lanes/lane.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChrome = fs.existsSync(CHROMIUM);
+if (!haveChrome && process.env.CI !== 'true') console.warn(`\n!!! SKIPPING chrome-lanes tests: ${CHROMIUM} is missing (apt-get install chromium) !!!\n`);
+
+const PAGE = `<!doctype html><html><head><title>Paprika test form</title></head><body>
+<h1 id="heading">Hello lanes</h1>
+<form><input id="name" name="name" value=""><a id="link" href="/next" data-kind="internal">next</a></form>
+</body></html>`;
+
+function ctx(ms = 20_000, controller = new AbortController()): JobContext & { controller: AbortController } {
+  return { jobId: `job-${Math.random().toString(36).slice(2)}`, deadline: Date.now() + ms, signal: controller.signal, controller };
+}
+
+function profileDirs(): Set<string> {
+  return new Set(fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('paprika-lane-')));
+}
+
+describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real Chromium', () => {
+  let server: http.Server;
+  let base: string;
+  let pool: ChromeLanePool;
+  let dirsBefore: Set<string>;
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === '/slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>slow</title>'), 10_000);
+      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dirsBefore = profileDirs();
+    pool = chromePool({ lanes: 2, chromePath: CHROMIUM, singleChrome: false, viewBase: 'http://127.0.0.1:1', hangTimeoutMs: 2000 });
+    await pool.start();
+  });
+
+  afterAll(async () => {
+    await pool?.stop();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('finds the explicit Chrome first and a system one without it', () => {
+    expect(findChrome({ explicitPath: CHROMIUM })).toBe(CHROMIUM);
+    expect(findChrome({ explicitPath: '/nope/chrome', exists: (f) => f === CHROMIUM })).toBe(CHROMIUM);
+    expect(findChrome({ exists: () => false })).toBeUndefined();
+  });
+
+  it('reports view URLs per lane', () => {
+    expect(pool.lanes.map((l) => l.viewUrl)).toEqual(['http://127.0.0.1:1/lanes/0/view', 'http://127.0.0.1:1/lanes/1/view']);
+    const novnc = chromePool({ lanes: 2, chromePath: CHROMIUM, singleChrome: true, novncBase: 'http://vnc.local:6080/' });
+    expect(novnc.lanes.map((l) => l.viewUrl)).toEqual(['http://vnc.local:6080/lanes/0']);
+  });
+
+  it('fetch returns status, title and a PNG screenshot', async () => {
+    const out = await pool.lanes[0].runJob({ kind: 'fetch', spec: { url: `${base}/form`, screenshot: true } }, ctx());
+    expect(out.error).toBeUndefined();
+    expect(out.status).toBe('succeeded');
+    expect(out.result).toMatchObject({ status_code: 200, title: 'Paprika test form', final_url: `${base}/form` });
+    expect((out.result as { html_bytes: number }).html_bytes).toBeGreaterThan(100);
+    expect(out.assets?.map((a) => [a.name, a.content_type])).toEqual([['screenshot.png', 'image/png']]);
+    const png = Buffer.from(out.assets![0].data_base64, 'base64');
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
+  it('macro types into the input and extracts values, attributes and eval results', async () => {
+    const job: RunnableJob = {
+      kind: 'macro',
+      spec: {
+        steps: [
+          { op: 'goto', url: `${base}/form` },
+          { op: 'type', selector: '#name', text: 'Ada Lovelace' },
+          { op: 'extract', selector: '#name', property: 'value', name: 'typed' },
+          { op: 'extract', selector: '#heading', name: 'heading' },
+          { op: 'extract', selector: '#link', attr: 'data-kind', name: 'kind' },
+          { op: 'eval', expression: '({ n: document.querySelectorAll("input").length })', name: 'inputs' },
+          { op: 'screenshot' },
+        ],
+      },
+    };
+    const out = await pool.lanes[1].runJob(job, ctx());
+    expect(out.error).toBeUndefined();
+    expect(out.result).toEqual({ values: { typed: 'Ada Lovelace', heading: 'Hello lanes', kind: 'internal', inputs: { n: 1 } }, steps: 7 });
+    expect(out.assets?.map((a) => a.name)).toEqual(['screenshot-7.png']);
+  });
+
+  it('a failing step fails the job with its number, op and reason', async () => {
+    const out = await pool.lanes[0].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'extract', selector: '#missing', name: 'x' }] } }, ctx());
+    expect(out).toMatchObject({ status: 'failed', error: 'step 2 (extract): no element matches #missing' });
+  });
+
+  it('a Chrome killed mid-job fails that job as crashed, and the next job on the lane succeeds', async () => {
+    const lane = pool.lanes[0];
+    const pidBefore = lane.pid!;
+    const running = lane.runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'wait_for', selector: '#never' }] } }, ctx());
+    await new Promise((r) => setTimeout(r, 1500));
+    process.kill(pidBefore, 'SIGKILL');
+    const out = await running;
+    expect(out.status).toBe('failed');
+    expect(out.error).toMatch(/^chrome crashed: browser process exited \(SIGKILL\)/);
+    const next = await lane.runJob({ kind: 'fetch', spec: { url: `${base}/form` } }, ctx());
+    expect(next).toMatchObject({ status: 'succeeded', result: { title: 'Paprika test form' } });
+    expect(lane.pid).not.toBe(pidBefore);
+  });
+
+  it('a hung Chrome (stopped process) is killed and relaunched; the job fails with the reason', async () => {
+    const lane = pool.lanes[1];
+    const pidBefore = lane.pid!;
+    const running = lane.runJob({ kind: 'sleep', spec: { ms: 8000 } }, ctx());
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(pidBefore, 'SIGSTOP'); // alive but deaf: no CDP answers, like a wedged browser
+    const out = await running;
+    expect(out).toMatchObject({ status: 'failed' });
+    expect(out.error).toMatch(/^chrome crashed: hung \(no answer to a CDP call within 2 s\)/);
+    const next = await lane.runJob({ kind: 'fetch', spec: { url: `${base}/form` } }, ctx());
+    expect(next.status).toBe('succeeded');
+    expect(lane.pid).not.toBe(pidBefore);
+  });
+
+  it('a deadline abort fails the job with timeout; a cancel cancels it', async () => {
+    const timed = ctx(1000);
+    const timer = setTimeout(() => timed.controller.abort('timeout'), 1000);
+    const started = Date.now();
+    const out = await pool.lanes[0].runJob({ kind: 'fetch', spec: { url: `${base}/slow` } }, timed);
+    clearTimeout(timer);
+    expect(out).toEqual({ status: 'failed', error: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(5000);
+
+    const canceled = ctx();
+    setTimeout(() => canceled.controller.abort('canceled'), 300);
+    expect(await pool.lanes[0].runJob({ kind: 'sleep', spec: { ms: 5000 } }, canceled)).toEqual({ status: 'canceled', error: 'canceled' });
+    // The lane is free again at once.
+    expect((await pool.lanes[0].runJob({ kind: 'sleep', spec: { ms: 10 } }, ctx())).status).toBe('succeeded');
+  });
+
+  it('two lanes run two jobs in parallel', async () => {
+    const started = Date.now();
+    const job: RunnableJob = { kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'eval', expression: 'new Promise((r) => setTimeout(() => r(1), 1500))', name: 'waited' }] } };
+    const outs = await Promise.all(pool.lanes.map((l) => l.runJob(job, ctx())));
+    expect(outs.map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+    expect(Date.now() - started).toBeLessThan(2900); // serial would take 3 s or more
+  });
+
+  it('a session keeps one page across commands and answers ping', async () => {
+    const lane = pool.lanes[1];
+    await lane.openSession('s-1');
+    const signal = AbortSignal.timeout(10_000);
+    expect(await lane.sessionCommand({ op: 'ping' }, signal)).toEqual({ pong: true, lane: 1, session_id: 's-1' });
+    await lane.sessionCommand({ op: 'goto', url: `${base}/form` }, signal);
+    await lane.sessionCommand({ op: 'type', selector: '#name', text: 'kept' }, signal);
+    expect(await lane.sessionCommand({ op: 'extract', selector: '#name', property: 'value', name: 'v' }, signal)).toEqual({ name: 'v', value: 'kept' });
+    await expect(lane.sessionCommand({ op: 'click', selector: '#missing' }, AbortSignal.timeout(1000))).rejects.toThrow();
+    // A crash loses the page's state but not the session: the next command gets a fresh page.
+    const crashing = lane.sessionCommand({ op: 'wait_for', selector: '#never' }, signal);
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(lane.pid!, 'SIGKILL');
+    await expect(crashing).rejects.toThrow(/^chrome crashed: browser process exited/);
+    expect(await lane.sessionCommand({ op: 'eval', expression: 'location.href' }, signal)).toEqual({ value: 'about:blank' });
+    const busy = await lane.runJob({ kind: 'sleep', spec: { ms: 1 } }, ctx());
+    expect(busy).toMatchObject({ status: 'failed', error: 'lane 1 is busy with a session' });
+    await lane.closeSession();
+    expect((await lane.runJob({ kind: 'sleep', spec: { ms: 1 } }, ctx())).status).toBe('succeeded');
+  });
+
+  it('stopping the pool ends every Chrome and removes its profile', async () => {
+    const pids = pool.lanes.map((l) => l.pid!);
+    await pool.stop();
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    const left = [...profileDirs()].filter((d) => !dirsBefore.has(d));
+    expect(left).toEqual([]);
+  });
+});

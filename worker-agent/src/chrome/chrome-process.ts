@@ -1,0 +1,100 @@
+// One Chrome process with a profile of its own: launch it, learn why it went away, end it.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer';
+
+/** The seed's lane flags; dev-shm because containers give /dev/shm 64 MB and tabs crash on it. */
+export const CHROME_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'] as const;
+
+export interface RunningChrome {
+  readonly browser: Browser;
+  readonly pid: number | undefined;
+  readonly userDataDir: string;
+  /** Resolves once, with the reason, when the browser is gone (exit, kill, lost connection). Never rejects. */
+  readonly gone: Promise<string>;
+  /** Set before a deliberate kill so `gone` reports why (e.g. hung) rather than just "SIGKILL". */
+  killedBecause?: string;
+}
+
+export async function launchChrome(executablePath: string, o: { launchTimeoutMs?: number } = {}): Promise<RunningChrome> {
+  const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-lane-'));
+  let browser: Browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath,
+      headless: true,
+      args: [...CHROME_ARGS],
+      userDataDir,
+      timeout: o.launchTimeoutMs ?? 30_000,
+      // Over a pipe Chrome exits with the agent, even on a hard crash: no orphan browsers on a worker.
+      // (Windows keeps the WebSocket transport, which every Chrome build supports there.)
+      pipe: process.platform !== 'win32',
+      // Each CDP call is bounded by the lane's own watchdog and the job deadline instead: a long
+      // `wait_for` (up to 600 s) must not trip puppeteer's 180 s default.
+      protocolTimeout: 0,
+      // The agent owns shutdown (finish running jobs first); puppeteer must not close lanes on a signal.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+  } catch (err) {
+    await removeProfile(userDataDir);
+    throw err;
+  }
+  const proc = browser.process();
+  let exit: string | undefined;
+  proc?.once('exit', (code, signal) => (exit = signal ? `browser process exited (${signal})` : `browser process exited (code ${code})`));
+  const chrome: RunningChrome = {
+    browser,
+    pid: proc?.pid,
+    userDataDir,
+    gone: new Promise<string>((resolve) => {
+      browser.once('disconnected', () => {
+        // The pipe can close a moment before Node reports the exit: wait briefly for the exit's reason.
+        const settle = exit ? Promise.resolve() : new Promise((r) => setTimeout(r, 300));
+        void settle.then(() => resolve(chrome.killedBecause ?? exit ?? 'lost the connection to the browser'));
+      });
+    }),
+  };
+  return chrome;
+}
+
+/** SIGKILL the browser and its helpers (renderers, GPU, zygote share its process group on POSIX). */
+export function killChromeNow(chrome: RunningChrome, because?: string): void {
+  if (because && !chrome.killedBecause) chrome.killedBecause = because;
+  const pid = chrome.pid;
+  if (pid === undefined) return;
+  try {
+    if (process.platform === 'win32') process.kill(pid, 'SIGKILL');
+    else process.kill(-pid, 'SIGKILL'); // puppeteer starts Chrome detached: its pid leads the group
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Close politely within graceMs, then kill; always removes the profile. */
+export async function endChrome(chrome: RunningChrome, graceMs = 5000): Promise<void> {
+  if (chrome.browser.connected) {
+    let timer: NodeJS.Timeout | undefined;
+    const closed = chrome.browser.close().then(
+      () => true,
+      () => false,
+    );
+    const inTime = await Promise.race([closed, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!inTime) killChromeNow(chrome, 'did not close in time');
+  }
+  killChromeNow(chrome); // helpers of a crashed browser can outlive it; the group kill reaps them
+  await Promise.race([chrome.gone, new Promise((r) => setTimeout(r, graceMs))]);
+  await removeProfile(chrome.userDataDir);
+}
+
+async function removeProfile(dir: string): Promise<void> {
+  // Chrome's helpers may still hold files for a moment after the kill.
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
+}

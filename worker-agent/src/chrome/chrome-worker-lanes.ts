@@ -1,0 +1,49 @@
+// Everything a real worker needs for Chrome lanes, in start order: find Chrome, start the
+// live-view server (its port goes into every lane's view URL), build the pool.
+// `worker-agent/src/chrome-worker-pool.ts` can delegate to this as it stands.
+import fs from 'node:fs';
+import type { LanePool } from '../lanes/lane.ts';
+import { startLiveView } from '../live-view/live-view-server.ts';
+import { chromePool, type ChromeLane } from './chrome-lane.ts';
+import type { LaneLog } from './chrome-lane-core.ts';
+import { CHROME_HELP, findChrome } from './find-chrome.ts';
+
+export interface ChromeWorkerLanesOptions {
+  lanes: number;
+  singleChrome: boolean;
+  /** `--chrome PATH`, else PAPRIKA_CHROME_PATH (the caller resolves that order). */
+  chromePath?: string;
+  /** The worker's LAN address: the live view listens there, so the console can reach it. */
+  lanIp: string;
+  novncBase?: string;
+  /** Live-view port (default 0: any free port; the URLs reach the hub in `hello`). */
+  viewPort?: number;
+  log?: LaneLog;
+}
+
+export class ChromeNotFoundError extends Error {}
+
+export async function chromeWorkerLanes(o: ChromeWorkerLanesOptions): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
+  // A path the operator typed that does not exist is a mistake to report, not a hint to ignore.
+  if (o.chromePath && !fs.existsSync(o.chromePath)) throw new ChromeNotFoundError(`Chrome not found at ${o.chromePath} (from --chrome or PAPRIKA_CHROME_PATH)\n${CHROME_HELP}`);
+  const chromePath = findChrome({ explicitPath: o.chromePath });
+  if (!chromePath) throw new ChromeNotFoundError(CHROME_HELP);
+
+  let lanes: readonly ChromeLane[] = [];
+  // With a noVNC base the operator watches real screens; no screencast server is needed.
+  const view = o.novncBase ? undefined : await startLiveViewOn(o.lanIp, o.viewPort ?? 0, () => lanes);
+  const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log });
+  lanes = pool.lanes;
+  o.log?.info({ chrome: chromePath, lanes: lanes.length, view: view?.baseUrl ?? o.novncBase }, 'chrome lanes ready to start');
+  return { pool, stopExtras: async () => view?.stop() };
+}
+
+/** `--lan-ip` may name an address this host does not own (NAT, a VM): then listen on all, advertise it. */
+async function startLiveViewOn(lanIp: string, port: number, lanes: () => readonly ChromeLane[]) {
+  try {
+    return await startLiveView({ host: lanIp, port, lanes });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw err;
+    return startLiveView({ host: '0.0.0.0', port, lanes, publicHost: lanIp });
+  }
+}

@@ -1,0 +1,60 @@
+// Follows one lane's page and streams its screen as JPEG frames (CDP Page.startScreencast).
+// The lane switches pages per job; the stream re-attaches to each and reports idle in between.
+import type { CDPSession, Page, Protocol } from 'puppeteer';
+import type { ViewableLane } from './viewable-lane.ts';
+
+export interface FrameSink {
+  frame(jpeg: Buffer): void;
+  idle(): void;
+  /** true while the viewer is behind: a frame then is dropped rather than queued. */
+  congested(): boolean;
+}
+
+const SCREENCAST: Protocol.Page.StartScreencastRequest = { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 };
+
+/** Starts following the lane; returns the function that stops it. */
+export function followLaneScreen(lane: ViewableLane, sink: FrameSink): () => void {
+  let session: CDPSession | undefined;
+  let generation = 0; // a page that changes while a screencast is starting must not leak its session
+  let stopped = false;
+
+  const detach = () => {
+    const s = session;
+    session = undefined;
+    if (s) void s.send('Page.stopScreencast').catch(() => {}).finally(() => void s.detach().catch(() => {}));
+  };
+
+  const attach = async (page: Page, mine: number) => {
+    let s: CDPSession;
+    try {
+      s = await page.createCDPSession();
+    } catch {
+      return; // the page closed before we reached it: the next change brings the next page
+    }
+    if (mine !== generation || stopped) return void s.detach().catch(() => {});
+    session = s;
+    s.on('Page.screencastFrame', (event: Protocol.Page.ScreencastFrameEvent) => {
+      // Chrome sends the next frame only after this ack; acking a dropped frame keeps the stream live.
+      void s.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => {});
+      if (!sink.congested()) sink.frame(Buffer.from(event.data, 'base64'));
+    });
+    await s.send('Page.startScreencast', SCREENCAST).catch(() => {});
+  };
+
+  const show = (page: Page | null) => {
+    generation++;
+    detach();
+    if (stopped) return;
+    if (page) void attach(page, generation);
+    else sink.idle();
+  };
+
+  const unsubscribe = lane.onPageChange(show);
+  show(lane.currentPage());
+  return () => {
+    stopped = true;
+    unsubscribe();
+    generation++;
+    detach();
+  };
+}

@@ -1,0 +1,24 @@
+// What every runner receives and returns. Runners only drive a page; the lane owns the browser,
+// the abort/crash race and the page's lifetime.
+import type { Page } from 'puppeteer';
+import type { Asset } from '../../../hub-core/src/protocol.ts';
+
+export interface PageWork {
+  readonly page: Page;
+  /** Epoch ms: puppeteer waits are capped by what is left of the job's deadline. */
+  readonly deadline: number;
+}
+
+export interface RunnerOutput {
+  result: unknown;
+  assets: Asset[];
+}
+
+/** Time left before the deadline, never 0: puppeteer reads a timeout of 0 as "wait forever". */
+export function msUntil(deadline: number): number {
+  return Math.max(1, deadline - Date.now());
+}
+
+export function pngAsset(name: string, bytes: Uint8Array): Asset {
+  return { name, content_type: 'image/png', data_base64: Buffer.from(bytes).toString('base64') };
+}
