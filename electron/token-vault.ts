@@ -1,0 +1,23 @@
+// The admin token at rest: only as OS-keychain ciphertext (Electron's safeStorage), injected
+// here as an interface so the rules are testable without Electron.
+
+export interface SafeStorageLike {
+  isEncryptionAvailable(): boolean;
+  encryptString(plain: string): Buffer;
+  decryptString(cipher: Buffer): string;
+}
+
+export function sealToken(safe: SafeStorageLike, token: string): string | null {
+  if (!safe.isEncryptionAvailable()) return null;
+  return safe.encryptString(token).toString('base64');
+}
+
+/** null when there is no token, or it cannot be decrypted (another user, keychain reset). */
+export function openToken(safe: SafeStorageLike, cipher: string | null): string | null {
+  if (!cipher || !safe.isEncryptionAvailable()) return null;
+  try {
+    return safe.decryptString(Buffer.from(cipher, 'base64'));
+  } catch {
+    return null;
+  }
+}

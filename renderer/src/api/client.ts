@@ -1,0 +1,101 @@
+// The one module that talks to the hub. Everything else receives typed values or an ApiError;
+// components never call it directly (the live controller and store actions do).
+import type { AdminConfig, AdminEvent, HubInfo, Job, StatsResponse, Worker, WorkersResponse } from './types.ts';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details: unknown = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+  get unauthorized(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface ApiClientOptions {
+  /** '' for same origin (the console served by a hub); an absolute URL in the desktop app. */
+  baseUrl: string;
+  /** Where the live-feed socket connects when not the API base (the desktop app proxies HTTP only). */
+  eventsBaseUrl?: string;
+  getToken: () => string | null;
+  fetchImpl?: typeof fetch;
+  timeoutMs?: number;
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+export function createApiClient(opts: ApiClientOptions) {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const doFetch = opts.fetchImpl ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const timeoutMs = opts.timeoutMs ?? 8000;
+
+  async function request(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const token = opts.getToken();
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      // A hung hub must surface as a failure, or the "link lost" banner would never show.
+      res = await doFetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new ApiError(0, `hub unreachable: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!res.ok) {
+      let msg = `${method} ${path}: HTTP ${res.status}`;
+      let details: unknown = null;
+      try {
+        const j = (await res.json()) as { error?: string; details?: unknown };
+        if (j.error) msg = j.error;
+        details = j.details ?? null;
+      } catch {
+        /* not JSON: keep the status line */
+      }
+      throw new ApiError(res.status, msg, details);
+    }
+    return res;
+  }
+  const json = async <T>(method: string, path: string, body?: unknown) => (await (await request(method, path, body)).json()) as T;
+
+  return {
+    config: () => json<AdminConfig>('GET', '/admin/config'),
+    workers: () => json<WorkersResponse>('GET', '/admin/workers'),
+    hubs: () => json<{ hubs: HubInfo[] }>('GET', '/admin/hubs'),
+    stats: () => json<StatsResponse>('GET', '/admin/stats'),
+    setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
+    jobs: (q: { status?: string; limit?: number }) => {
+      const p = new URLSearchParams();
+      if (q.status) p.set('status', q.status);
+      p.set('limit', String(q.limit ?? 200));
+      return json<{ jobs: Job[] }>('GET', `/jobs?${p}`);
+    },
+    job: (id: string) => json<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
+    cancelJob: (id: string) => json<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
+    /** Fetched as a blob (not a bare <img src>) so the bearer token travels with it. */
+    assetBlob: async (id: string, name: string) => (await request('GET', `/jobs/${encodeURIComponent(id)}/assets/${encodeURIComponent(name)}`)).blob(),
+    eventsUrl: (origin: string) => {
+      const http = new URL((opts.eventsBaseUrl || base || origin).replace(/\/+$/, '') + '/admin/events');
+      http.protocol = http.protocol === 'https:' ? 'wss:' : 'ws:';
+      // Browsers cannot set headers on a WebSocket: the hub accepts ?token= here (auth.ts).
+      const token = opts.getToken();
+      if (token) http.searchParams.set('token', token);
+      return http.toString();
+    },
+  };
+}
+
+/** Parse one /admin/events frame; anything unexpected is dropped rather than trusted. */
+export function parseAdminEvent(data: unknown): AdminEvent | null {
+  if (typeof data !== 'string') return null;
+  try {
+    const msg = JSON.parse(data) as { type?: unknown };
+    if (msg && (msg.type === 'snapshot' || msg.type === 'job' || msg.type === 'error')) return msg as AdminEvent;
+  } catch {
+    /* malformed frame */
+  }
+  return null;
+}

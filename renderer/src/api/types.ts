@@ -1,0 +1,84 @@
+// The hub's admin API as it travels on the wire (SPEC.md § HTTP API). Status names are plain
+// strings on purpose: the list of valid ones comes from GET /admin/config, not from here.
+
+export interface AdminConfig {
+  hub_id: string;
+  disk_max_pct: number;
+  worker_ttl_s: number;
+  heartbeat_s: number;
+  statuses: string[];
+  job_statuses: string[];
+  version: string;
+}
+
+export interface Lane {
+  index: number;
+  view_url: string | null;
+  busy: boolean;
+  job_id: string | null;
+}
+
+export interface Worker {
+  worker_id: string;
+  hub_id: string | null;
+  status: string;
+  alive: boolean;
+  in_flight: number;
+  max_concurrent: number;
+  disk_pct: number | null;
+  cpu_pct: number | null;
+  mem_pct: number | null;
+  last_seen: string;
+  version: string | null;
+  platform: string | null;
+  lanes: Lane[];
+}
+
+export interface WorkersResponse {
+  workers: Worker[];
+  as_of: string;
+  stale: boolean;
+}
+
+export interface HubInfo {
+  hub_id: string;
+  url: string | null;
+  alive: boolean;
+  last_seen: string;
+  started_at: string | null;
+  workers: number;
+  local: boolean;
+}
+
+export type JobCounts = Record<string, number>;
+
+export interface StatsResponse {
+  counts: JobCounts;
+  throughput: Array<{ minute: string; succeeded: number; failed: number }>;
+  series: Array<{ t: string; queued: number; in_flight: number; capacity: number }>;
+  as_of: string;
+}
+
+export interface Job {
+  id: string;
+  kind: string;
+  spec: unknown;
+  status: string;
+  worker_id: string | null;
+  lane: number | null;
+  hub_id: string | null;
+  session_id: string | null;
+  novnc_url: string | null;
+  error: string | null;
+  result: unknown;
+  attempts: number;
+  created_at: string;
+  assigned_at: string | null;
+  finished_at: string | null;
+  assets?: string[];
+}
+
+export type AdminEvent =
+  | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; as_of: string; stale: boolean }
+  | { type: 'job'; job: Job }
+  | { type: 'error'; error: string; details?: unknown };

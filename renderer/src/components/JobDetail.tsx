@@ -1,0 +1,95 @@
+// One job: spec, timeline (created → assigned → finished), error, result and assets.
+import { useStore } from 'zustand';
+import { isImageAsset, timeline } from '../model/job-list.ts';
+import { dateTimeText, durationText } from '../model/time-format.ts';
+import { jobsStore } from '../stores/jobs.ts';
+import { useActions } from './console-context.ts';
+
+const CANCELABLE = new Set(['queued', 'running']);
+
+export function JobDetail() {
+  const actions = useActions();
+  const job = useStore(jobsStore, (s) => s.detail);
+  const error = useStore(jobsStore, (s) => s.detailError);
+  const assets = useStore(jobsStore, (s) => s.assets);
+  const selectedId = useStore(jobsStore, (s) => s.selectedId);
+
+  return (
+    <aside className="detail" data-testid="job-detail">
+      <div className="detail-head">
+        <h2 className="mono">{selectedId}</h2>
+        {job && CANCELABLE.has(job.status) && (
+          <button className="btn warn small" onClick={() => void actions.cancelJob(job.id)}>
+            Cancel job
+          </button>
+        )}
+        <button className="btn small" onClick={() => actions.closeJob()} aria-label="close">
+          ✕
+        </button>
+      </div>
+      {error && <div className="inline-error">{error}</div>}
+      {!job && !error && <p className="muted">Loading…</p>}
+      {job && (
+        <>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <span className={`pill js-${job.status}`}>{job.status}</span>
+            </dd>
+            <dt>Kind</dt>
+            <dd>{job.kind}</dd>
+            <dt>Worker</dt>
+            <dd className="mono">
+              {job.worker_id ?? '—'}
+              {job.lane !== null ? ` · lane ${job.lane}` : ''}
+            </dd>
+            <dt>Hub</dt>
+            <dd className="mono">{job.hub_id ?? '—'}</dd>
+            <dt>Attempts</dt>
+            <dd>{job.attempts}</dd>
+          </dl>
+          <h3>Timeline</h3>
+          <ol className="timeline" data-testid="job-timeline">
+            {timeline(job).map((step, i, all) => (
+              <li key={step.label + i} className={step.at ? 'done' : 'todo'}>
+                <span className="tl-label">{step.label}</span>
+                <span className="tl-at">{dateTimeText(step.at)}</span>
+                {i > 0 && step.at && <span className="tl-dur">+{durationText(all[i - 1].at, step.at)}</span>}
+              </li>
+            ))}
+          </ol>
+          {job.error && (
+            <>
+              <h3>Error</h3>
+              <pre className="code err">{job.error}</pre>
+            </>
+          )}
+          <h3>Spec</h3>
+          <pre className="code">{JSON.stringify(job.spec, null, 2)}</pre>
+          {job.result !== null && job.result !== undefined && (
+            <>
+              <h3>Result</h3>
+              <pre className="code">{JSON.stringify(job.result, null, 2)}</pre>
+            </>
+          )}
+          {(job.assets?.length ?? 0) > 0 && (
+            <>
+              <h3>Assets</h3>
+              <div className="assets">
+                {(job.assets ?? []).map((name) => {
+                  const a = assets.find((x) => x.name === name);
+                  return (
+                    <figure key={name} className="asset">
+                      {isImageAsset(name) && a?.url ? <img src={a.url} alt={name} data-testid="job-asset-img" /> : <div className="asset-file">{a?.error ?? (isImageAsset(name) ? 'loading…' : 'file')}</div>}
+                      <figcaption className="mono">{name}</figcaption>
+                    </figure>
+                  );
+                })}
+              </div>
+            </>
+          )}
+        </>
+      )}
+    </aside>
+  );
+}

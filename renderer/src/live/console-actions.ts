@@ -1,0 +1,112 @@
+// What the operator can do from the console. Components call these; these call the API
+// client and write the results into the stores.
+import { ApiError, type ApiClient } from '../api/client.ts';
+import { isImageAsset } from '../model/job-list.ts';
+import { needsConfirm } from '../model/worker-table.ts';
+import { fleetStore } from '../stores/fleet.ts';
+import { jobsStore } from '../stores/jobs.ts';
+import { desktopBridge } from './desktop-bridge.ts';
+import type { LiveFeed } from './live-feed.ts';
+
+export const TOKEN_KEY = 'paprika.adminToken';
+
+export interface PendingConfirm {
+  workerId: string;
+  status: string;
+  inFlight: number;
+}
+
+export class ConsoleActions {
+  constructor(
+    private readonly client: ApiClient,
+    private readonly feed: LiveFeed,
+  ) {}
+
+  /** Returns what must be confirmed first, or null when the change was sent. */
+  requestStatus(workerId: string, status: string): PendingConfirm | null {
+    const w = fleetStore.getState().workers.find((x) => x.worker_id === workerId);
+    if (w && needsConfirm(w, status)) return { workerId, status, inFlight: w.in_flight };
+    void this.setWorkerStatus(workerId, status);
+    return null;
+  }
+
+  async setWorkerStatus(workerId: string, status: string): Promise<void> {
+    const fleet = fleetStore.getState();
+    fleet.setPending(workerId, status);
+    fleet.setActionError(null);
+    try {
+      const row = await this.client.setWorkerStatus(workerId, status);
+      fleetStore.getState().patchWorker({ ...row, worker_id: workerId, status: row.status ?? status });
+    } catch (err) {
+      fleetStore.getState().setActionError(`${workerId} → ${status}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      fleetStore.getState().setPending(workerId, null);
+    }
+  }
+
+  async openJob(id: string): Promise<void> {
+    jobsStore.getState().select(id);
+    try {
+      const job = await this.client.job(id);
+      if (jobsStore.getState().selectedId !== id) return;
+      jobsStore.getState().setDetail(job);
+      await this.loadAssets(id, job.assets ?? []);
+    } catch (err) {
+      if (jobsStore.getState().selectedId === id) jobsStore.getState().setDetail(null, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private async loadAssets(id: string, names: string[]): Promise<void> {
+    const views = await Promise.all(
+      names.map(async (name) => {
+        if (!isImageAsset(name)) return { name, url: null };
+        try {
+          return { name, url: URL.createObjectURL(await this.client.assetBlob(id, name)) };
+        } catch (err) {
+          return { name, url: null, error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
+    if (jobsStore.getState().selectedId === id) jobsStore.getState().setAssets(views);
+    else for (const v of views) if (v.url) URL.revokeObjectURL(v.url);
+  }
+
+  closeJob(): void {
+    jobsStore.getState().select(null);
+  }
+
+  async cancelJob(id: string): Promise<void> {
+    try {
+      jobsStore.getState().applyJob(await this.client.cancelJob(id));
+    } catch (err) {
+      jobsStore.getState().setDetail(jobsStore.getState().detail, err instanceof ApiError ? err.message : String(err));
+    }
+  }
+
+  setJobFilter(patch: { statusFilter?: string; search?: string }): void {
+    const before = jobsStore.getState().statusFilter;
+    jobsStore.getState().setFilter(patch);
+    if (patch.statusFilter !== undefined && patch.statusFilter !== before) void this.feed.pollJobs();
+  }
+
+  saveToken(token: string): void {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    this.feed.restart();
+  }
+
+  openExternal(url: string): void {
+    const bridge = desktopBridge();
+    // In the desktop app new windows are refused; the main process opens http(s) links outside.
+    if (bridge) void bridge.openExternal(url);
+    else window.open(url, '_blank', 'noopener,noreferrer');
+  }
+}
+
+export function storedToken(): string | null {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}

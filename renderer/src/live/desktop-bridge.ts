@@ -1,0 +1,30 @@
+// The desktop app's preload API (electron/preload.ts), when the console runs inside it.
+// In a plain browser `window.paprika` is absent and the console talks to its own origin.
+
+export interface DesktopSettingsView {
+  mode: 'embedded' | 'remote';
+  remoteUrl: string;
+  embeddedPort: number;
+  hasToken: boolean;
+  encryptionAvailable: boolean;
+}
+
+export interface DesktopSettingsInput {
+  mode: 'embedded' | 'remote';
+  remoteUrl: string;
+  embeddedPort: number;
+  /** undefined keeps the stored token, '' removes it. */
+  adminToken?: string;
+}
+
+export interface DesktopBridge {
+  getHubUrl(): Promise<string>;
+  getSettings(): Promise<DesktopSettingsView>;
+  saveSettings(s: DesktopSettingsInput): Promise<{ ok: boolean; errors: string[] }>;
+  openExternal(url: string): Promise<boolean>;
+}
+
+export function desktopBridge(): DesktopBridge | null {
+  const w = globalThis as unknown as { paprika?: DesktopBridge };
+  return w.paprika ?? null;
+}

@@ -1,0 +1,89 @@
+// Jobs: counts by status (click to filter), the recent list, and the detail of one job.
+import { useMemo } from 'react';
+import { useStore } from 'zustand';
+import { useActions } from '../components/console-context.ts';
+import { JobDetail } from '../components/JobDetail.tsx';
+import { useNow } from '../components/use-now.ts';
+import { filterJobs } from '../model/job-list.ts';
+import { ageText } from '../model/time-format.ts';
+import { connectionStore } from '../stores/connection.ts';
+import { jobsStore } from '../stores/jobs.ts';
+
+// A stable empty list: a fresh [] per call would make the store selector loop.
+const NONE: string[] = [];
+
+export function JobsView() {
+  const actions = useActions();
+  const counts = useStore(jobsStore, (s) => s.counts);
+  const list = useStore(jobsStore, (s) => s.list);
+  const statusFilter = useStore(jobsStore, (s) => s.statusFilter);
+  const search = useStore(jobsStore, (s) => s.search);
+  const selectedId = useStore(jobsStore, (s) => s.selectedId);
+  const jobStatuses = useStore(connectionStore, (s) => s.config?.job_statuses ?? NONE);
+  const now = useNow();
+  const rows = useMemo(() => filterJobs(list, statusFilter, search), [list, statusFilter, search]);
+
+  return (
+    <section className="view view-jobs">
+      <div className="counts" data-testid="job-counts">
+        <button className={statusFilter === '' ? 'count-card on' : 'count-card'} onClick={() => actions.setJobFilter({ statusFilter: '' })}>
+          <span className="count-n">{jobStatuses.reduce((n, s) => n + (counts[s] ?? 0), 0)}</span>
+          <span className="count-l">all</span>
+        </button>
+        {jobStatuses.map((s) => (
+          <button key={s} className={statusFilter === s ? `count-card on c-${s}` : `count-card c-${s}`} onClick={() => actions.setJobFilter({ statusFilter: s })} data-testid={`count-${s}`}>
+            <span className="count-n">{counts[s] ?? 0}</span>
+            <span className="count-l">{s}</span>
+          </button>
+        ))}
+        <input className="search" type="search" placeholder="Filter by id, kind, worker, error…" value={search} onChange={(e) => actions.setJobFilter({ search: e.target.value })} />
+      </div>
+      <div className="split">
+        <div className="split-main">
+          <table className="dtable clickable" data-testid="jobs-table">
+            <thead>
+              <tr>
+                <th>Job</th>
+                <th>Kind</th>
+                <th>Status</th>
+                <th>Worker</th>
+                <th className="num">Lane</th>
+                <th className="num">Attempts</th>
+                <th>Created</th>
+                <th>Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.length === 0 && (
+                <tr>
+                  <td colSpan={8} className="empty">
+                    No jobs{statusFilter ? ` with status ${statusFilter}` : ''}.
+                  </td>
+                </tr>
+              )}
+              {rows.map((j) => (
+                <tr key={j.id} className={j.id === selectedId ? 'selected' : ''} onClick={() => void actions.openJob(j.id)} data-testid="job-row" data-job-id={j.id}>
+                  <td className="mono" title={j.id}>
+                    {j.id.slice(0, 8)}
+                  </td>
+                  <td>{j.kind}</td>
+                  <td>
+                    <span className={`pill js-${j.status}`}>{j.status}</span>
+                  </td>
+                  <td className="mono">{j.worker_id ?? '—'}</td>
+                  <td className="num">{j.lane ?? '—'}</td>
+                  <td className="num">{j.attempts}</td>
+                  <td title={j.created_at}>{ageText(j.created_at, now)} ago</td>
+                  <td className="err-cell" title={j.error ?? ''}>
+                    {j.error ?? ''}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {selectedId && <JobDetail />}
+      </div>
+    </section>
+  );
+}

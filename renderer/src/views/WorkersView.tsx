@@ -1,0 +1,56 @@
+// Workers: filters, the virtualised table, and the confirm step before draining busy workers.
+import { useCallback, useMemo, useState } from 'react';
+import { useStore } from 'zustand';
+import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
+import { useActions } from '../components/console-context.ts';
+import { WorkerTable } from '../components/WorkerTable.tsx';
+import { WorkerToolbar } from '../components/WorkerToolbar.tsx';
+import type { PendingConfirm } from '../live/console-actions.ts';
+import { visibleWorkers } from '../model/worker-table.ts';
+import { connectionStore } from '../stores/connection.ts';
+import { fleetStore } from '../stores/fleet.ts';
+
+export function WorkersView() {
+  const actions = useActions();
+  const workers = useStore(fleetStore, (s) => s.workers);
+  const filter = useStore(fleetStore, (s) => s.filter);
+  const sort = useStore(fleetStore, (s) => s.sort);
+  const actionError = useStore(fleetStore, (s) => s.actionError);
+  const config = useStore(connectionStore, (s) => s.config);
+  const [confirm, setConfirm] = useState<PendingConfirm | null>(null);
+  const rows = useMemo(() => visibleWorkers(workers, filter, sort, config), [workers, filter, sort, config]);
+
+  const onSetStatus = useCallback((id: string, status: string) => setConfirm(actions.requestStatus(id, status)), [actions]);
+  const cancel = useCallback(() => setConfirm(null), []);
+
+  return (
+    <section className="view view-workers">
+      <WorkerToolbar shown={rows.length} total={workers.length} />
+      {actionError && (
+        <div className="inline-error" role="alert">
+          {actionError}{' '}
+          <button className="btn small" onClick={() => fleetStore.getState().setActionError(null)}>
+            dismiss
+          </button>
+        </div>
+      )}
+      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} />
+      {confirm && (
+        <ConfirmDialog
+          title={`Set ${confirm.workerId} to ${confirm.status}?`}
+          confirmLabel={`Set ${confirm.status}`}
+          onCancel={cancel}
+          onConfirm={() => {
+            void actions.setWorkerStatus(confirm.workerId, confirm.status);
+            setConfirm(null);
+          }}
+        >
+          <p>
+            {confirm.workerId} has <b>{confirm.inFlight}</b> job{confirm.inFlight === 1 ? '' : 's'} in flight. They run to completion; the scheduler stops
+            giving it new work.
+          </p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

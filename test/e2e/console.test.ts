@@ -1,0 +1,109 @@
+// The admin console end to end: a hub with three simulated agents, the console in headless
+// Chromium. Drain from the table reaches the scheduler; a killed agent turns offline live.
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimAgents } from '../harness/agents.ts';
+import { startTestHub, type TestHub } from '../harness/hub.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const DIST_INDEX = path.join(ROOT, 'renderer/dist/index.html');
+const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const CHROMIUM = process.env.PAPRIKA_CHROMIUM ?? '/usr/bin/chromium';
+const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
+
+type Agents = Awaited<ReturnType<typeof startSimAgents>>;
+interface JobJson {
+  id: string;
+  status: string;
+  worker_id: string | null;
+}
+
+/** Every hub serves renderer/dist: build it once if this checkout has not. */
+async function ensureConsoleBuilt(): Promise<void> {
+  if (fs.existsSync(DIST_INDEX)) return;
+  const { build } = await import('vite');
+  await build({ configFile: path.join(ROOT, 'renderer/vite.config.ts'), logLevel: 'warn' });
+}
+
+async function runSleepJob(hubUrl: string): Promise<JobJson> {
+  const res = await fetch(`${hubUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 50 } }) });
+  expect(res.status).toBe(201);
+  const { id } = (await res.json()) as JobJson;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const job = (await (await fetch(`${hubUrl}/jobs/${id}`)).json()) as JobJson;
+    if (TERMINAL.has(job.status)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after 10 s`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('admin console against a live hub', () => {
+  let hub: TestHub;
+  let agents: Agents;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const row = (id: string): Locator => page.locator(`[data-testid="worker-row"][data-worker-id="${id}"]`);
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    hub = await startTestHub({ PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1' });
+    agents = await startSimAgents(hub.url, 3, 2, { heartbeatS: 0.2 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    page = await browser.newPage({ viewport: { width: 1480, height: 800 } });
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(`${hub.url}/`);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await agents?.stopAll().catch(() => {});
+    await hub?.stop();
+  });
+
+  it('lists the three workers with disk use and in-flight load', async () => {
+    await expect.poll(() => page.locator('[data-testid="worker-row"]').count(), { timeout: 10_000 }).toBe(3);
+    for (const a of agents.agents) {
+      const r = row(a.workerId);
+      await expect.poll(() => r.locator('[data-testid="worker-alive"]').textContent(), { timeout: 5000 }).toBe('alive');
+      await expect.poll(() => r.locator('[data-testid="worker-disk"]').textContent(), { timeout: 5000 }).toMatch(/^\d+%$/);
+      expect(await r.locator('[data-testid="worker-inflight"]').textContent()).toMatch(/^\d+\/2$/);
+    }
+  });
+
+  it('drains a worker from the table, and new jobs go to the other two', async () => {
+    const drained = agents.agents[0].workerId;
+    const patched = page.waitForResponse((res) => res.request().method() === 'PATCH' && res.url().endsWith(`/admin/workers/${drained}`));
+    await row(drained).locator('[data-testid="set-drain"]').click();
+    // A busy worker asks first; an idle one is drained at once.
+    const confirm = page.locator('[data-testid="confirm-yes"]');
+    if (await confirm.isVisible().catch(() => false)) await confirm.click();
+    expect((await patched).status()).toBe(200);
+    await expect.poll(() => row(drained).locator('[data-testid="worker-status"]').textContent(), { timeout: 5000 }).toContain('drain');
+
+    const jobs: JobJson[] = [];
+    for (let i = 0; i < 6; i++) jobs.push(await runSleepJob(hub.url));
+    expect(jobs.map((j) => j.status)).toEqual(Array(6).fill('succeeded'));
+    const others = new Set(agents.agents.slice(1).map((a) => a.workerId));
+    for (const j of jobs) expect(others.has(j.worker_id!)).toBe(true);
+
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console.png') });
+  });
+
+  it('marks a killed agent offline within the TTL, without a reload', async () => {
+    await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
+    const victim = agents.agents[1];
+    await victim.kill();
+    const started = Date.now();
+    await expect.poll(() => row(victim.workerId).locator('[data-testid="worker-alive"]').textContent(), { timeout: 6000, interval: 100 }).toBe('offline');
+    // TTL 1 s plus heartbeat and snapshot cadence; generous for a 2-core box.
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+    expect(await row(agents.agents[2].workerId).locator('[data-testid="worker-alive"]').textContent()).toBe('alive');
+    expect(pageErrors).toEqual([]);
+  });
+});

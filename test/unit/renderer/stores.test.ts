@@ -1,0 +1,88 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Job, Worker } from '../../../renderer/src/api/types.ts';
+import { parseAdminEvent } from '../../../renderer/src/api/client.ts';
+import { seriesPoints, throughputPoints } from '../../../renderer/src/model/chart-data.ts';
+import { filterJobs, timeline, upsertJob } from '../../../renderer/src/model/job-list.ts';
+import { fleetStore } from '../../../renderer/src/stores/fleet.ts';
+import { connectionStore } from '../../../renderer/src/stores/connection.ts';
+
+const row = (id: string, status = 'active'): Worker => ({ worker_id: id, hub_id: 'h', status, alive: true, in_flight: 0, max_concurrent: 1, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '2026-01-01T00:00:00Z', version: null, platform: null, lanes: [] });
+const job = (id: string, created: string, over: Partial<Job> = {}): Job => ({ id, kind: 'sleep', spec: { ms: 1 }, status: 'queued', worker_id: null, lane: null, hub_id: null, session_id: null, novnc_url: null, error: null, result: null, attempts: 0, created_at: created, assigned_at: null, finished_at: null, ...over });
+
+describe('fleet store', () => {
+  beforeEach(() => fleetStore.setState({ workers: [], pending: {} }));
+
+  it('keeps a requested status pending until a row carrying it arrives', () => {
+    const s = fleetStore.getState();
+    s.setPending('w1', 'drain');
+    s.setWorkers([row('w1', 'active')], '2026-01-01T00:00:00Z', false);
+    expect(fleetStore.getState().pending).toEqual({ w1: 'drain' });
+    s.setWorkers([row('w1', 'drain')], '2026-01-01T00:00:01Z', false);
+    expect(fleetStore.getState().pending).toEqual({});
+  });
+
+  it('patches one row and keeps its lanes when the patch has none', () => {
+    const s = fleetStore.getState();
+    s.setWorkers([{ ...row('w1'), lanes: [{ index: 0, view_url: null, busy: false, job_id: null }] }, row('w2')], 'x', false);
+    s.patchWorker({ worker_id: 'w1', status: 'standby' });
+    const [w1, w2] = fleetStore.getState().workers;
+    expect(w1.status).toBe('standby');
+    expect(w1.lanes).toHaveLength(1);
+    expect(w2.status).toBe('active');
+  });
+});
+
+describe('connection store', () => {
+  it('records failure time once and clears it on the next answer', () => {
+    const s = connectionStore.getState();
+    s.failed(100, 'down');
+    s.failed(200, 'down');
+    expect(connectionStore.getState().link.failingSince).toBe(100);
+    s.ok(300, false);
+    expect(connectionStore.getState().link.failingSince).toBeNull();
+  });
+});
+
+describe('jobs list', () => {
+  it('merges job deltas newest first, replacing by id, capped', () => {
+    let list = [job('a', '2026-01-01T00:00:01Z'), job('b', '2026-01-01T00:00:00Z')];
+    list = upsertJob(list, job('c', '2026-01-01T00:00:02Z'));
+    list = upsertJob(list, { ...job('b', '2026-01-01T00:00:00Z'), status: 'succeeded' });
+    expect(list.map((j) => `${j.id}:${j.status}`)).toEqual(['c:queued', 'a:queued', 'b:succeeded']);
+    expect(upsertJob(list, job('d', '2026-01-01T00:00:03Z'), 2).map((j) => j.id)).toEqual(['d', 'c']);
+  });
+
+  it('filters by status and by text', () => {
+    const list = [job('a1', 'x', { status: 'failed', error: 'timeout' }), job('b2', 'x', { worker_id: 'w50150' })];
+    expect(filterJobs(list, 'failed', '').map((j) => j.id)).toEqual(['a1']);
+    expect(filterJobs(list, '', 'w50150').map((j) => j.id)).toEqual(['b2']);
+    expect(filterJobs(list, '', 'TIMEOUT').map((j) => j.id)).toEqual(['a1']);
+  });
+
+  it('builds the created → assigned → finished timeline, naming the final status', () => {
+    const t = timeline(job('a', 't0', { assigned_at: 't1', finished_at: 't2', status: 'failed' }));
+    expect(t).toEqual([{ label: 'created', at: 't0' }, { label: 'assigned', at: 't1' }, { label: 'failed', at: 't2' }]);
+    expect(timeline(job('a', 't0')).map((s) => s.at)).toEqual(['t0', null, null]);
+  });
+});
+
+describe('admin events and chart data', () => {
+  it('accepts known frames and drops the rest', () => {
+    expect(parseAdminEvent('{"type":"job","job":{}}')?.type).toBe('job');
+    expect(parseAdminEvent('{"type":"nope"}')).toBeNull();
+    expect(parseAdminEvent('not json')).toBeNull();
+    expect(parseAdminEvent(42)).toBeNull();
+  });
+
+  it('keeps the last hour, in time order, with utilisation in percent', () => {
+    const now = Date.parse('2026-01-01T02:00:00Z');
+    const stats = {
+      counts: {},
+      as_of: '',
+      throughput: [{ minute: '2026-01-01T01:59:00Z', succeeded: 3, failed: 1 }, { minute: '2026-01-01T00:30:00Z', succeeded: 9, failed: 9 }],
+      series: [{ t: '2026-01-01T01:59:30Z', queued: 2, in_flight: 3, capacity: 4 }, { t: '2026-01-01T01:59:00Z', queued: 1, in_flight: 0, capacity: 0 }],
+    };
+    expect(throughputPoints(stats, now)).toEqual([{ t: Date.parse('2026-01-01T01:59:00Z'), succeeded: 3, failed: 1 }]);
+    expect(seriesPoints(stats, now).map((p) => p.utilisation)).toEqual([0, 75]);
+  });
+});
