@@ -34,9 +34,21 @@ export interface HttpServer {
 }
 
 export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = {}): Promise<HttpServer> {
-  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES, forceCloseConnections: true, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+    // A URL the router cannot decode gets the same {error, code, details} as everything else;
+    // the body is drained first so the keep-alive connection stays usable.
+    frameworkErrors: (err, req, reply) => {
+      req.raw.resume();
+      void (reply as unknown as { status(n: number): { send(b: unknown): void } }).status(400).send({ error: err.message, code: 'bad_request', details: { fastify_code: err.code } });
+    },
+  });
 
-  app.setErrorHandler((err: FastifyError | PaprikaError, _req, reply) => {
+  app.setErrorHandler((err: FastifyError | PaprikaError, req, reply) => {
+    req.raw.resume(); // an unread body (415, 401) must not break the keep-alive connection
     if (err instanceof PaprikaError) {
       if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.ceil(err.retryAfterS)));
       return reply.status(err.status).send(err.toBody());
@@ -51,7 +63,7 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
     const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status < 500 ? 'bad_request' : 'internal';
     return reply.status(status).send({ error: status >= 500 ? 'Internal error' : err.message, code, details: err.code ? { fastify_code: err.code } : null });
   });
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
+  app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
   await app.register(systemRoutes(hub, opts.consoleDir));
   await app.register(jobRoutes(hub));

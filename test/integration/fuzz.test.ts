@@ -1,0 +1,151 @@
+// Hostile input (issue 9): 10,000+ random and mutated HTTP bodies and WebSocket frames,
+// seeded so a failure replays. The hub must keep answering, leak no connections, and change
+// no job it should not have.
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encode } from '../../hub-core/src/protocol.ts';
+import { seededRandom } from '../../hub-core/src/ports/random.ts';
+import { startSimAgent, type SimAgent } from '../harness/agents.ts';
+import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { waitFor } from '../harness/processes.ts';
+
+const rng = seededRandom(20261202);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng.next() * xs.length)];
+const int = (n: number) => Math.floor(rng.next() * n);
+
+const VALID_BODIES: unknown[] = [
+  { kind: 'sleep', spec: { ms: 1 } },
+  { kind: 'fetch', spec: { url: 'http://127.0.0.1:9/x', screenshot: true } },
+  { kind: 'macro', spec: { steps: [{ op: 'goto', url: 'http://127.0.0.1:9/' }, { op: 'extract', selector: 'h1', name: 't' }] } },
+  { kind: 'rerun', spec: { job_id: '00000000-0000-4000-8000-000000000000' } },
+  { status: 'drain' },
+  { op: 'ping' },
+  { lan_ip: '10.0.0.1', hostname: 'h' },
+];
+const WEIRD: unknown[] = [null, true, -1, 1e308, -0, '', 'x'.repeat(5000), '\u0000', '\ud800', [], {}, [[[[]]]], JSON.parse('{"__proto__":{"polluted":1}}') as unknown, { constructor: { prototype: { x: 1 } } }, NaN];
+
+function mutate(v: unknown, depth = 0): unknown {
+  if (depth > 4) return pick(WEIRD);
+  if (Array.isArray(v)) return rng.next() < 0.3 ? pick(WEIRD) : v.map((x) => mutate(x, depth + 1));
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const r = rng.next();
+      if (r < 0.1) continue; // drop a field
+      out[r < 0.2 ? `${k}_${int(9)}` : k] = r < 0.5 ? mutate(x, depth + 1) : x;
+    }
+    if (rng.next() < 0.2) out[pick(['kind', 'spec', 'status', 'op', 'v', 'type', '__proto__', 'job_id'])] = pick(WEIRD);
+    return out;
+  }
+  return rng.next() < 0.5 ? pick(WEIRD) : v;
+}
+
+function randomBytes(n: number): Buffer {
+  return Buffer.from(Array.from({ length: n }, () => int(256)));
+}
+
+function body(): string | Buffer {
+  const r = rng.next();
+  if (r < 0.15) return randomBytes(int(200));
+  if (r < 0.3) return JSON.stringify(pick(VALID_BODIES)).slice(0, int(60)); // truncated JSON
+  return JSON.stringify(mutate(pick(VALID_BODIES))) ?? 'null';
+}
+
+describe('hostile input', () => {
+  let h: TestHub;
+  let agent: SimAgent;
+  let finished: any[];
+
+  beforeAll(async () => {
+    h = await startTestHub({ PAPRIKA_ASSIGN_WAIT_S: '0' });
+    agent = await startSimAgent(h.url, 2);
+    finished = [];
+    for (let i = 0; i < 5; i++) {
+      const job = await (await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) })).json();
+      finished.push(await waitFor('done', async () => ((await (await fetch(`${h.url}/jobs/${job.id}`)).json()).status === 'succeeded' ? (await fetch(`${h.url}/jobs/${job.id}`)).json() : undefined)));
+    }
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await h?.stop();
+  });
+
+  it('survives 6,000 random and mutated HTTP requests with 4xx answers, changing no finished job', async () => {
+    const paths = ['/jobs', '/jobs/' + finished[0].id + '/cancel', '/sessions', '/sessions/00000000-0000-4000-8000-000000000000/commands', '/workers/register', `/admin/workers/${agent.workerId}`, '/jobs/not-a-uuid', '/admin/workers/../../etc', '/%zz', '/jobs?limit=-1&status=nope'];
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 6000; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const path = pick(paths);
+          const method = path.startsWith('/admin/workers/') ? pick(['PATCH', 'GET', 'DELETE']) : pick(['POST', 'POST', 'GET', 'PUT']);
+          const ct = pick(['application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', '']);
+          const payload = method === 'GET' ? undefined : body();
+          const res = await fetch(`${h.url}${path}`, { method, headers: ct ? { 'content-type': ct } : {}, body: method === 'GET' ? undefined : (body() as BodyInit) });
+          await res.arrayBuffer();
+          const status = res.status;
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }),
+      );
+    }
+    const fiveHundreds = [...statuses].filter(([s]) => s >= 500 && s !== 503);
+    expect(fiveHundreds).toEqual([]);
+    expect([...statuses.keys()].every((s) => s >= 200 && s < 500)).toBe(true);
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    for (const j of finished) {
+      const now = await (await fetch(`${h.url}/jobs/${j.id}`)).json();
+      expect(now).toEqual(j);
+    }
+  });
+
+  it('survives 4,000 random and mutated worker-link frames, answering each with an error and keeping the link', async () => {
+    const ws = new WebSocket(`${h.url.replace('http', 'ws')}/workers/w-fuzz/link`);
+    await new Promise((r) => ws.once('open', r));
+    let errors = 0;
+    let welcomed = false;
+    ws.on('message', (m) => {
+      const msg = JSON.parse(String(m));
+      if (msg.type === 'error') errors++;
+      if (msg.type === 'welcome') welcomed = true;
+    });
+    ws.send(encode({ type: 'hello', worker_id: 'w-fuzz', capabilities: { max_concurrent: 1, lane_novnc_urls: ['sim://f/0'], novnc_url: null, version: 't', platform: 't' } }));
+    await waitFor('welcome', async () => welcomed, 5000, 10);
+    const templates = [
+      { type: 'heartbeat', v: 1, in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] },
+      { type: 'job_result', v: 1, job_id: finished[1].id, assignment_id: finished[1].session_id, status: 'failed', error: 'x' },
+      { type: 'job_rejected', v: 1, job_id: finished[2].id, assignment_id: finished[2].session_id, reason: 'busy' },
+      { type: 'session_reply', v: 1, request_id: 'r', ok: true },
+      { type: 'hello', v: 1, worker_id: 'w-other', capabilities: {} },
+    ];
+    let sent = 0;
+    for (let i = 0; i < 4000; i++) {
+      const r = rng.next();
+      if (r < 0.2) ws.send(randomBytes(int(300)));
+      else if (r < 0.35) ws.send(JSON.stringify(pick(templates)).slice(0, int(80)));
+      else ws.send(JSON.stringify(mutate(pick(templates))) ?? 'null');
+      sent++;
+      if (i % 200 === 0) await new Promise((res) => setImmediate(res));
+    }
+    await waitFor('error replies', async () => errors >= sent * 0.5, 15_000, 50);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    ws.close();
+    for (const j of finished) expect(await (await fetch(`${h.url}/jobs/${j.id}`)).json()).toEqual(j);
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+  });
+
+  it('leaks no connections: another 1,000 hostile requests leave the count where it was', async () => {
+    const server = (h.hub as unknown as { http: { app: { server: import('node:http').Server } } }).http.app.server;
+    const open = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
+    const before = await open();
+    for (let i = 0; i < 1000; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const res = await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() as BodyInit });
+          await res.arrayBuffer();
+        }),
+      );
+    }
+    const after = await open();
+    // fetch keeps at most its 20 concurrent sockets alive; a per-request leak would add hundreds.
+    expect(after - before).toBeLessThanOrEqual(20);
+  });
+});
