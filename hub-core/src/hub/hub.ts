@@ -4,6 +4,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config } from '../config.ts';
 import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
+import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
 import { openJobStore } from '../adapters/sql/sql-job-store.ts';
@@ -152,7 +153,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
     if (!opts.store) await store.close();
     throw err;
   }
-  const assets = opts.assets ?? new FileAssetStore(path.join(config.dataDir, 'assets'));
+  const assets = opts.assets ?? (config.s3 ? new S3AssetStore(config.s3) : new FileAssetStore(path.join(config.dataDir, 'assets')));
   const hub = new Hub(config, store, registry, assets, clock, opts.random ?? mathRandom, log, { store: !opts.store, registry: !opts.registry });
   try {
     await hub.start(opts.consoleDir);
