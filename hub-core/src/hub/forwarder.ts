@@ -12,6 +12,12 @@ import type { HubMetrics } from './metrics.ts';
 
 export const FORWARDED_HEADER = 'x-paprika-forwarded';
 
+/** The caller's bearer, passed on when no PAPRIKA_PEER_TOKEN replaces it (forward() decides). */
+export function callerAuth(req: { headers: Record<string, string | string[] | undefined> }): Record<string, string> {
+  const a = req.headers.authorization;
+  return typeof a === 'string' ? { authorization: a } : {};
+}
+
 export interface ForwardResponse {
   status: number;
   body: unknown;

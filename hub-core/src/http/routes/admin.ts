@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { JOB_STATUSES } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
-import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
+import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { requireToken } from '../auth.ts';
 import { hubJson, workerJson } from '../json.ts';
@@ -37,7 +37,7 @@ export function adminRoutes(hub: Hub) {
         const owner = await hub.registry.getOwner(id).catch(() => undefined);
         const url = owner && owner !== hub.config.hubId ? await hub.forwarder.hubUrl(owner) : undefined;
         if (url) {
-          const res = await hub.forwarder.forward('admin.workers', url, 'PATCH', `/admin/workers/${id}`, { status });
+          const res = await hub.forwarder.forward('admin.workers', url, 'PATCH', `/admin/workers/${id}`, { status }, callerAuth(req));
           if (res.status === 200) return reply.send(res.body);
           appliedBy = 'nobody';
         } else appliedBy = 'nobody'; // offline: the stored status applies when it links

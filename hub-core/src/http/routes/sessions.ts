@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SessionCommand } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
-import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
+import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { DEFAULT_SESSION_IDLE_S } from '../../hub/sessions.ts';
 import { requireToken } from '../auth.ts';
@@ -23,7 +23,7 @@ export function sessionRoutes(hub: Hub) {
     if (owner === hub.config.hubId) throw new PaprikaError('not_found', { session_id: id }, 'Session ended');
     const url = await hub.forwarder.hubUrl(owner);
     if (!url) throw new PaprikaError('bad_gateway', { session_id: id, owner }, 'The hub owning this session is not alive');
-    const res = await hub.forwarder.forward('sessions', url, req.method, req.url, req.body ?? undefined);
+    const res = await hub.forwarder.forward('sessions', url, req.method, req.url, req.body ?? undefined, callerAuth(req));
     return reply.status(res.status).headers(res.headers).send(res.body);
   }
 
@@ -40,7 +40,7 @@ export function sessionRoutes(hub: Hub) {
       if (!req.headers[FORWARDED_HEADER]) {
         const peer = await hub.forwarder.bestPeer().catch(() => undefined);
         if (peer) {
-          const res = await hub.forwarder.forward('sessions.open', peer.url, 'POST', '/sessions', body ?? {});
+          const res = await hub.forwarder.forward('sessions.open', peer.url, 'POST', '/sessions', body ?? {}, callerAuth(req));
           return reply.status(res.status).headers(res.headers).send(res.body);
         }
       }
