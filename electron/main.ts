@@ -107,8 +107,8 @@ function registerIpc(): void {
   });
 }
 
-async function reconnect(): Promise<void> {
-  await disconnect();
+/** Start the embedded hub or reach the remote one, as the settings and flags choose. */
+async function connectChosenHub(): Promise<void> {
   const { target, notes } = chooseHubTarget(settings, process.argv);
   for (const n of notes) console.warn(`[paprika] ${n}`);
   try {
@@ -116,6 +116,11 @@ async function reconnect(): Promise<void> {
   } catch (err) {
     console.error('[paprika] could not start the hub:', err);
   }
+}
+
+async function reconnect(): Promise<void> {
+  await disconnect();
+  await connectChosenHub();
   win?.webContents.reload();
 }
 
@@ -127,13 +132,7 @@ app.whenReady().then(async () => {
   settings = await loadSettings();
   installConsoleSession(consoleDir, () => link);
   registerIpc();
-  const { target, notes } = chooseHubTarget(settings, process.argv);
-  for (const n of notes) console.warn(`[paprika] ${n}`);
-  try {
-    link = await connect(target);
-  } catch (err) {
-    console.error('[paprika] could not start the hub:', err);
-  }
+  await connectChosenHub();
   win = createWindow();
   win.on('closed', () => (win = null));
 });

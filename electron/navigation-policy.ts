@@ -61,16 +61,4 @@ export function routeConsoleRequest(url: string): ConsoleRoute {
   return { kind: 'deny' };
 }
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-};
-
-export function contentTypeFor(path: string): string {
-  const dot = path.lastIndexOf('.');
-  return TYPES[dot >= 0 ? path.slice(dot) : ''] ?? 'application/octet-stream';
-}
+export { contentTypeFor } from '../hub-core/src/http/content-types.ts';

@@ -49,17 +49,7 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
   };
 }
 
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../hub-core/src/http/free-port.ts';
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
   const until = Date.now() + timeoutMs;

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
+import { freePort } from '../../hub-core/src/http/free-port.ts';
 
 export const PG_ADMIN_URL = process.env.PAPRIKA_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_TEST_URL = process.env.PAPRIKA_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -65,14 +66,7 @@ export const testRedisPrefix = () => `${uniqueName('paprika_t')}:`;
  */
 export async function startPrivateRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
   const { spawn } = await import('node:child_process');
-  const port = await new Promise<number>((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const until = Date.now() + 10_000;

@@ -8,6 +8,7 @@ import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
 import { openJobStore } from '../adapters/sql/sql-job-store.ts';
+import { freePort } from '../http/free-port.ts';
 import { buildHttpServer, type HttpServer } from '../http/server.ts';
 import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
@@ -127,21 +128,9 @@ export class Hub {
   }
 }
 
-/** Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port. */
-async function freePort(host: string): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
+  // Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port.
   if (config.port === 0 && !opts.config) config = loadConfig(opts.env ?? process.env, { port: await freePort(config.bind) });
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } });

@@ -4,18 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../hub/hub.ts';
+import { contentTypeFor } from '../content-types.ts';
 
 export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../renderer/dist');
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-};
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Paprika hub</title>
 <body style="font-family:sans-serif;margin:3em"><h1>Paprika hub</h1>
 <p>The console is not built yet. Run <code>npm run build</code>, then reload.</p>
@@ -49,7 +40,7 @@ export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
       const resolved = path.resolve(consoleDir, file);
       if (!resolved.startsWith(consoleDir + path.sep) && resolved !== consoleDir) return undefined;
       try {
-        return { type: TYPES[path.extname(resolved)] ?? 'application/octet-stream', data: await fs.readFile(resolved) };
+        return { type: contentTypeFor(resolved), data: await fs.readFile(resolved) };
       } catch {
         return undefined;
       }
