@@ -34,6 +34,9 @@ export type Capabilities = z.infer<typeof Capabilities>;
 /** A job the worker still holds when it (re)links: lets the hub keep it instead of orphaning it. */
 const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assignment_id: id });
 
+/** A job the worker finished whose result the hub has not acked yet (it is sent again after hello). */
+const PendingResult = z.strictObject({ job_id: id, assignment_id: id });
+
 const JobError = z.string().max(20_000);
 const Asset = z.strictObject({
   name: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/),
@@ -43,7 +46,7 @@ const Asset = z.strictObject({
 export type Asset = z.infer<typeof Asset>;
 
 export const WorkerMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional() }),
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional() }),
   z.strictObject({
     type: z.literal('heartbeat'),
     v,

@@ -12,36 +12,58 @@ export const NGINX_BIN = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.ex
 export interface Nginx {
   url: string;
   port: number;
-  child: ChildProcess;
+  readonly child: ChildProcess;
+  /** Kill nginx outright (every proxied link drops) and start it again on the same port. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startNginx(hubs: string[]): Promise<Nginx> {
   if (!NGINX_BIN) throw new Error('nginx is not installed (apt-get install nginx)');
+  const nginxBin = NGINX_BIN;
   const port = await freePort();
   const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-nginx-'));
   const conf = path.join(prefix, 'nginx.conf');
   // As root, nginx's workers would drop to `nobody` and could not use the 0700 temp prefix.
   const user = process.getuid?.() === 0 ? 'user root;\n' : '';
   fs.writeFileSync(conf, user + nginxConf({ hubs, listen: `127.0.0.1:${port}` }, { standalone: true, prefix }));
-  const child = spawn(NGINX_BIN, ['-p', prefix, '-c', conf, '-e', path.join(prefix, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`nginx on ${port}`, async () => {
-    if (child.exitCode !== null) throw new Error(`nginx exited: ${out}`);
-    return (await fetch(`${url}/healthz`).catch(() => undefined))?.status !== undefined;
-  }, 10_000);
+  let child: ChildProcess;
+  let exited: Promise<void>;
+
+  const launch = async () => {
+    const c = spawn(nginxBin, ['-p', prefix, '-c', conf, '-e', path.join(prefix, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    let out = '';
+    c.stderr!.on('data', (d) => (out += d));
+    exited = new Promise<void>((r) => c.on('exit', () => r()));
+    await waitFor(`nginx on ${port}`, async () => {
+      if (c.exitCode !== null) throw new Error(`nginx exited: ${out}`);
+      return (await fetch(`${url}/healthz`).catch(() => undefined))?.status !== undefined;
+    }, 10_000);
+  };
+  const halt = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(t);
+  };
+
+  await launch();
   return {
     url,
     port,
-    child,
+    get child() {
+      return child;
+    },
+    async restart() {
+      // nginx's worker processes die with the master when it is killed with SIGKILL only
+      // after they notice; SIGTERM is nginx's "fast shutdown": connections are closed at once.
+      await halt('SIGTERM');
+      await launch();
+    },
     async stop() {
-      if (child.exitCode === null) child.kill('SIGQUIT');
-      const t = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(t);
+      await halt('SIGQUIT');
       fs.rmSync(prefix, { recursive: true, force: true });
     },
   };

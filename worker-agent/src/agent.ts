@@ -12,6 +12,8 @@ import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
 
 export const AGENT_VERSION = '0.1.0';
+/** How long a linked agent waits for `welcome` before it drops the link and tries again. */
+const WELCOME_TIMEOUT_MS = 20_000;
 
 export interface AgentOptions {
   hubUrl: string;
@@ -37,13 +39,23 @@ export class WorkerAgent {
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private welcomeTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   readonly runner: LaneRunner;
   private readonly stats: HostStats;
-  /** Results the hub has not acked yet: sent again after every re-link. */
-  private readonly outbox = new Map<string, JobResult>();
-  /** Every assignment this agent received (job id, assignment id, at): the chaos run's evidence. */
+  /**
+   * Results the hub has not acked yet, with when each was last sent: sent again after every
+   * re-link, and on a heartbeat tick when unacked for a whole period (the hub could not
+   * write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
+   */
+  private readonly outbox = new Map<string, { result: JobResult; sentAt: number }>();
+  /** Every assignment this agent received (job id, assignment id, at), for in-process tests; processes log them ('job started'). */
   readonly received: Array<{ job_id: string; assignment_id: string; at: number }> = [];
+  /**
+   * Until a hub has welcomed this process once, every hello says `fresh`: the hub then fails
+   * jobs an earlier process of this worker left behind. (The welcome comes after that check.)
+   */
+  private welcomed = false;
   private linkedOnce: (() => void) | undefined;
   readonly linked: Promise<void>;
 
@@ -96,6 +108,12 @@ export class WorkerAgent {
     const ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
     this.ws = ws;
     ws.on('open', () => {
+      // A hub that never welcomes this link (stuck, or failed mid-hello) must not hold it forever.
+      clearTimeout(this.welcomeTimer);
+      this.welcomeTimer = setTimeout(() => {
+        this.o.log.warn('no welcome from the hub; re-linking');
+        ws.terminate();
+      }, WELCOME_TIMEOUT_MS);
       this.send({
         type: 'hello',
         worker_id: this.workerId!,
@@ -104,6 +122,8 @@ export class WorkerAgent {
         capabilities: this.capabilities(),
         jobs: this.runner.heldJobs(),
         sessions: this.runner.heldSessions(),
+        results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
+        fresh: !this.welcomed,
       });
     });
     ws.on('message', (data) => this.onMessage(data.toString()));
@@ -136,17 +156,22 @@ export class WorkerAgent {
   private async handle(msg: HubMessage): Promise<void> {
     switch (msg.type) {
       case 'welcome':
+        clearTimeout(this.welcomeTimer);
         this.attempt = 0;
+        this.welcomed = true;
         this.o.log.info({ worker_id: msg.worker_id, hub_id: msg.hub_id, status: msg.status }, 'linked');
         this.startHeartbeat();
-        for (const r of this.outbox.values()) this.send(r);
+        this.resendResults(0);
         this.linkedOnce?.();
         return;
       case 'assign': {
         this.received.push({ job_id: msg.job_id, assignment_id: msg.assignment_id, at: Date.now() });
         // Disk guard: refuse before running, and the hub puts the job back untouched.
         const disk = await this.stats.recentDiskPct();
-        if (disk >= this.o.diskMaxPct) return this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason: 'disk_full' });
+        if (disk >= this.o.diskMaxPct) {
+          this.o.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, reason: 'disk_full', disk_pct: disk }, 'job rejected');
+          return this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason: 'disk_full' });
+        }
         return this.runner.assign(msg);
       }
       case 'cancel':
@@ -168,8 +193,18 @@ export class WorkerAgent {
   }
 
   private queueResult(r: JobResult): void {
-    this.outbox.set(r.job_id, r);
+    this.outbox.set(r.job_id, { result: r, sentAt: Date.now() });
     this.send(r);
+  }
+
+  /** Send again every result unacked for at least `olderThanMs`. */
+  private resendResults(olderThanMs: number): void {
+    const now = Date.now();
+    for (const entry of this.outbox.values()) {
+      if (now - entry.sentAt < olderThanMs) continue;
+      entry.sentAt = now;
+      this.send(entry.result);
+    }
   }
 
   private startHeartbeat(): void {
@@ -179,6 +214,7 @@ export class WorkerAgent {
   }
 
   private async heartbeat(): Promise<void> {
+    this.resendResults(this.o.heartbeatS * 1000);
     const s = await this.stats.sample();
     this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates() });
   }
@@ -191,6 +227,7 @@ export class WorkerAgent {
   private onClose(ws: WebSocket): void {
     if (this.ws !== ws) return;
     clearInterval(this.heartbeatTimer);
+    clearTimeout(this.welcomeTimer);
     if (this.stopped) return;
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
     this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
@@ -202,13 +239,18 @@ export class WorkerAgent {
     this.ws?.terminate();
   }
 
-  /** Graceful: no new work, running jobs finish (up to graceMs), results delivered, then close. */
+  /**
+   * Graceful: no new work (assignments are refused as `shutting_down`), running jobs finish
+   * (up to graceMs, then they are aborted), their results reach a hub (re-linking if the link
+   * drops meanwhile, up to 5 s more), then the link closes.
+   */
   async stop(graceMs = 0): Promise<void> {
+    await this.runner.drain(graceMs);
+    const until = Date.now() + Math.min(graceMs, 5000);
+    while (this.outbox.size > 0 && !this.stopped && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
-    await this.runner.drain(graceMs);
-    const until = Date.now() + Math.min(graceMs, 2000);
-    while (this.outbox.size > 0 && this.ws?.readyState === WebSocket.OPEN && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    clearTimeout(this.welcomeTimer);
     clearInterval(this.heartbeatTimer);
     this.ws?.close();
     await this.runner.stop();

@@ -53,12 +53,17 @@ export class LaneRunner {
     if (this.slots.some((s) => s.job?.id === msg.job_id)) return; // a repeat of a job it already runs
     const lane = this.closing ? undefined : this.freeLane(msg.lane);
     if (lane === undefined) {
-      this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason: this.closing ? 'shutting_down' : 'busy' });
+      const reason = this.closing ? 'shutting_down' : 'busy';
+      this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, reason }, 'job rejected');
+      this.send({ type: 'job_rejected', job_id: msg.job_id, assignment_id: msg.assignment_id, reason });
       return;
     }
     const abort = new AbortController();
     const slot = this.slots[lane];
     const deadlineTimer = setTimeout(() => abort.abort('timeout'), Math.max(0, msg.deadline - Date.now()));
+    // The start and end of every run are logged: an operator's (and the chaos run's) record of
+    // which worker ran which assignment when.
+    this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane }, 'job started');
     this.send({ type: 'job_started', job_id: msg.job_id, assignment_id: msg.assignment_id, lane });
     const done = this.lanes[lane]
       .runJob(msg.job, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal })
@@ -71,6 +76,7 @@ export class LaneRunner {
           status = 'failed';
           error = 'timeout';
         }
+        this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane, status, error }, 'job finished');
         this.result({ type: 'job_result', job_id: msg.job_id, assignment_id: msg.assignment_id, status, result: outcome.result, error, assets: outcome.assets });
       });
     slot.job = { id: msg.job_id, assignmentId: msg.assignment_id, abort, done };

@@ -81,7 +81,8 @@ export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | 
 export async function runWorker(argv: string[], env: Record<string, string | undefined> = process.env): Promise<WorkerAgent> {
   const flags = parseWorkerFlags(argv);
   const config = loadConfig(env);
-  const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } });
+  // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
+  const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
   const { pool, stopExtras } = await buildPool(flags, config.chromePath);
   const agent = new WorkerAgent({ hubUrl: flags.hub, pool, lanIp: flags.lanIp, token: flags.token ?? config.workerToken, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
   const shutdown = async (signal: string) => {

@@ -71,7 +71,13 @@ export class LinkService {
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             clearTimeout(helloTimer);
             // The link is known before any await, so a socket that closes mid-hello is still cleaned up.
-            await this.onHello(socket, msg, (l) => (link = l));
+            try {
+              await this.onHello(socket, msg, (l) => (link = l));
+            } catch (err) {
+              // Without a welcome the worker would wait forever: close, and it links again with backoff.
+              this.d.log.warn({ worker_id: workerId, err: String(err) }, 'hello failed; closing the link');
+              socket.close(1011, 'hello failed');
+            }
             return;
           }
           await this.onMessage(link, msg);
@@ -90,6 +96,7 @@ export class LinkService {
 
   private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>, created: (link: WorkerLink) => void): Promise<WorkerLink> {
     const { config, store, registry, fleet, clock } = this.d;
+    const helloAt = new Date(clock.now());
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
     const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
     created(link);
@@ -103,6 +110,7 @@ export class LinkService {
         await socket.send(encode({ type: 'cancel', job_id: held.job_id, reason: 'job is no longer running on this worker' }));
       }
     }
+    await this.settleJobsNoLongerHeld(link, msg, helloAt);
     const previous = fleet.add(link);
     if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
     await registry.setOwner(msg.worker_id, config.hubId);
@@ -112,6 +120,36 @@ export class LinkService {
     this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
     this.d.events.workersChanged();
     return link;
+  }
+
+  /**
+   * A job the database says this worker runs, assigned before this hello, that the worker
+   * neither holds nor has a result for, will never report. From a fresh agent process it may
+   * have been running when the old process died: fail it (a rerun is the client's call). From
+   * a re-link of the same process it was never started (the old link closed before this hello,
+   * and anything started is held or has its result pending): queue it again. Jobs assigned
+   * after the hello (another hub may still hold a stale link) are left to the next hello.
+   */
+  private async settleJobsNoLongerHeld(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'hello' }>, helloAt: Date): Promise<void> {
+    const { store, clock, log, events, metrics } = this.d;
+    const known = new Set([...(msg.jobs ?? []).map((j) => j.assignment_id), ...(msg.results ?? []).map((r) => r.assignment_id)]);
+    const fresh = msg.fresh !== false;
+    for (const row of await store.listRunningOfWorker(link.worker_id, helloAt)) {
+      if (!row.session_id || known.has(row.session_id)) continue;
+      const now = new Date(clock.now());
+      if (fresh) {
+        const failed = await store.failJobIf(row.id, { status: 'running', assignmentId: row.session_id }, `worker ${link.worker_id} restarted while holding this job`, now);
+        if (!failed) continue;
+        metrics.relinkOrphans.inc({ outcome: 'failed' });
+        log.warn({ job_id: row.id, worker_id: link.worker_id }, 'job failed: its worker restarted without it');
+        events.jobChanged(failed);
+      } else if (await store.unclaimJob(row.id, row.session_id, now, link.worker_id)) {
+        metrics.relinkOrphans.inc({ outcome: 'requeued' });
+        log.info({ job_id: row.id, worker_id: link.worker_id }, 'job queued again: its assignment was lost with the old link');
+        const queued = await store.getJob(row.id);
+        if (queued) events.jobChanged(queued);
+      }
+    }
   }
 
   private async onMessage(link: WorkerLink, msg: WorkerMessage): Promise<void> {
@@ -192,6 +230,11 @@ export class LinkService {
     this.d.metrics.rejections.inc({ reason: msg.reason });
     // A worker that says its disk is full is skipped until its next heartbeat says otherwise.
     if (msg.reason === 'disk_full') link.disk_pct = Math.max(link.disk_pct, config.diskMaxPct);
+    // A worker that is shutting down takes no more work on this link: pick others meanwhile.
+    if (msg.reason === 'shutting_down' && link.status === 'active') {
+      link.status = 'drain';
+      this.d.publisher.mark(link);
+    }
     log.info({ job_id: msg.job_id, worker_id: link.worker_id, reason: msg.reason, requeued: back }, 'worker rejected job');
     if (link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
     const row = await store.getJob(msg.job_id);

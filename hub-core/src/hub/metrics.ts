@@ -14,6 +14,7 @@ export function createMetrics() {
     rejections: counter('paprika_job_rejections_total', 'Assignments a worker refused', ['reason']),
     redriveAssigned: counter('paprika_redrive_assigned_total', 'Queued jobs the redrive loop assigned'),
     reconcilerActions: counter('paprika_reconciler_actions_total', 'Jobs failed by the stale-job reconciler', ['reason']),
+    relinkOrphans: counter('paprika_relink_orphans_total', 'Running jobs a worker no longer held when it linked: failed (fresh process) or requeued (lost with the old link)', ['outcome']),
     forwards: counter('paprika_forwards_total', 'Requests forwarded to a peer hub', ['route', 'outcome']),
     forwardSeconds: new client.Histogram({ name: 'paprika_forward_seconds', help: 'Hub-to-hub forward latency', registers: [registry], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60] }),
     queueDepth: gauge('paprika_queue_depth', 'Queued jobs (last sample)'),

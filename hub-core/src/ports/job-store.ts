@@ -91,6 +91,8 @@ export interface JobStore {
   /** Queued, unassigned jobs, oldest first. */
   listQueued(limit: number): Promise<JobRow[]>;
   listRunning(limit: number): Promise<JobRow[]>;
+  /** Running jobs of one worker assigned before `assignedBefore`. */
+  listRunningOfWorker(workerId: string, assignedBefore: Date): Promise<JobRow[]>;
   countByStatus(): Promise<Record<JobStatus, number>>;
   countQueued(): Promise<number>;
   throughput(since: Date): Promise<StatsBucket[]>;

@@ -75,6 +75,10 @@ export class SqlJobStore implements JobStore {
     return this.db.query<JobRow>(SQL.listRunning, [limit]);
   }
 
+  listRunningOfWorker(workerId: string, assignedBefore: Date): Promise<JobRow[]> {
+    return this.db.query<JobRow>(SQL.listRunningOfWorker, [workerId, assignedBefore]);
+  }
+
   async countByStatus(): Promise<Record<JobStatus, number>> {
     const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
     for (const r of await this.db.query<{ status: JobStatus; n: number }>(SQL.countByStatus)) out[r.status] = r.n;

@@ -79,6 +79,9 @@ export const SQL = {
 
   listRunning: `SELECT ${COLUMNS} FROM jobs WHERE status = 'running' ORDER BY assigned_at ASC LIMIT $1`,
 
+  /** What the database says a worker runs, assigned before a moment (its hello). */
+  listRunningOfWorker: `SELECT ${COLUMNS} FROM jobs WHERE status = 'running' AND worker_id = $1 AND assigned_at < $2 ORDER BY assigned_at ASC`,
+
   countByStatus: `SELECT status, count(*)::int AS n FROM jobs GROUP BY status`,
 
   countQueued: `SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`,

@@ -1,0 +1,199 @@
+// One chaos run (issue 9): a real fleet under load while faults are injected, then the
+// verdict from Postgres and from every agent's own log. Used by `npm run chaos` (long) and by
+// test/e2e/chaos.test.ts (short). Seeded: the same seed injects the same faults in order.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { createClient, PaprikaApiError } from '../../../hub-core/client/index.ts';
+import { seededRandom, type Random } from '../../../hub-core/src/ports/random.ts';
+import { CHAOS_ENV, ChaosCluster } from './cluster.ts';
+import { judge, runsFromLogs, type DbJob, type Run, type Verdict } from './evidence.ts';
+import { FaultInjector, type FaultRecord } from './faults.ts';
+
+export interface ChaosOptions {
+  seed: number;
+  /** How long load and faults run; the settling afterwards is bounded separately. */
+  durationS: number;
+  hubs: number;
+  agents: number;
+  lanes: number;
+  /** Concurrent submitting clients. */
+  clients: number;
+  say?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  options: Omit<ChaosOptions, 'say'>;
+  verdict: Verdict;
+  faults: FaultRecord[];
+  faultProblems: string[];
+  submitted: number;
+  refused: number;
+  cancelsSent: number;
+  /** Smallest alive count any hub served during a Redis pause, and the count before it. */
+  fleetDuringPauses: Array<{ before: number; min: number; samples: number }>;
+  fleetCollapses: number;
+  boundS: number;
+  metrics: Record<string, number>;
+  /** For the first few jobs that broke a rule: their runs and their row, to start the search. */
+  examples: Array<{ rule: string; job: DbJob | undefined; runs: Run[] }>;
+  seconds: number;
+}
+
+const JOB_TIMEOUT_S = 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Every job, accepted by a hub or not, as Postgres has it. */
+async function readJobs(url: string): Promise<DbJob[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<DbJob>('SELECT id, status, worker_id, session_id, created_at, finished_at FROM jobs')).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+async function openJobs(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`)).rows[0].n;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Sums of the counters that tell what the hubs did, over every hub's /metrics. */
+async function scrapeMetrics(urls: string[]): Promise<Record<string, number>> {
+  const wanted = ['paprika_assignments_total', 'paprika_redrive_assigned_total', 'paprika_reconciler_actions_total', 'paprika_forwards_total', 'paprika_job_rejections_total', 'paprika_relink_orphans_total'];
+  const sums: Record<string, number> = Object.fromEntries(wanted.map((w) => [w, 0]));
+  for (const url of urls) {
+    const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '');
+    for (const line of text.split('\n')) {
+      const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+      if (m && m[1] in sums) sums[m[1]] += Number(m[3]);
+    }
+  }
+  return sums;
+}
+
+/** One submitting client: sleep jobs of random length, now and then a cancel. */
+async function clientLoop(url: string, rng: Random, until: number, accepted: Set<string>, counts: { submitted: number; refused: number; cancels: number }): Promise<void> {
+  const client = createClient({ url, deadlineMs: 30_000, baseDelayMs: 50, maxDelayMs: 1000 });
+  while (Date.now() < until) {
+    counts.submitted++;
+    try {
+      const job = await client.submit({ kind: 'sleep', spec: { ms: Math.round(20 + rng.next() * 380), timeout_s: JOB_TIMEOUT_S } });
+      accepted.add(job.id);
+      if (rng.next() < 0.02) {
+        counts.cancels++;
+        await client.cancel(job.id).catch(() => {});
+      }
+    } catch (err) {
+      // The SDK gave up within its deadline (every hub refused or was down): not accepted.
+      counts.refused++;
+      if (err instanceof PaprikaApiError && err.status < 500) throw err;
+    }
+    await sleep(rng.next() * 40);
+  }
+}
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const say = o.say ?? (() => {});
+  const started = Date.now();
+  const rng = seededRandom(o.seed);
+  const cluster = await ChaosCluster.start({ hubs: o.hubs, agents: o.agents, lanes: o.lanes, say });
+  try {
+    const accepted = new Set<string>();
+    const counts = { submitted: 0, refused: 0, cancels: 0 };
+    const injector = new FaultInjector(cluster, rng);
+    const until = Date.now() + o.durationS * 1000;
+    say(`load: ${o.clients} clients for ${o.durationS} s; faults one at a time (seed ${o.seed})`);
+    const load = Promise.all(Array.from({ length: o.clients }, (_, i) => clientLoop(cluster.nginx.url, seededRandom(o.seed * 1000 + i), until, accepted, counts)));
+    while (Date.now() < until - 1000) {
+      await sleep(300 + rng.next() * 700);
+      const f = await injector.next();
+      say(`fault ${injector.records.length}: ${f.kind} ${f.target} (${f.healedAt - f.at} ms)${f.problem ? ` — ${f.problem}` : ''}`);
+    }
+    await load;
+    await injector.settle();
+    const faults = injector.records;
+    const pauses = injector.pauses;
+    const pgDownMs = injector.postgresDownMs;
+    await load;
+    say(`load done: ${accepted.size} jobs accepted, ${counts.refused} submissions refused; settling`);
+
+    // Every accepted job must become terminal within its deadline plus the reconciler's
+    // bound: queued at most QUEUED_TIMEOUT, then running at most its timeout, then one
+    // reconciler pass; Postgres restarts delay all of that by their downtime.
+    const boundS = Number(CHAOS_ENV.PAPRIKA_QUEUED_TIMEOUT_S) + JOB_TIMEOUT_S + 2 * Number(CHAOS_ENV.PAPRIKA_RECONCILE_INTERVAL_S) + pgDownMs / 1000 + 3;
+    const settleUntil = Date.now() + boundS * 1000;
+    while (Date.now() < settleUntil && (await openJobs(cluster.pg.url)) > 0) await sleep(250);
+    const metrics = await scrapeMetrics(cluster.hubs.map((h) => h.url));
+
+    // Graceful stop of every agent flushes its log; then the evidence is read.
+    await Promise.all(cluster.agents.map((_, j) => cluster.stopAgent(j, 'SIGTERM')));
+    const db = await readJobs(cluster.pg.url);
+    const runs = runsFromLogs(cluster.incarnations(), Date.now());
+    const verdict = judge({ runs, db, accepted, boundS });
+    const examples = (['doubleAssignments', 'ranTwice', 'lost', 'stuck', 'late', 'unexplained'] as const).flatMap((rule) =>
+      verdict[rule].slice(0, 5).map((id) => ({ rule, job: db.find((j) => j.id === id), runs: runs.filter((r) => r.job_id === id) })),
+    );
+    if (process.env.PAPRIKA_CHAOS_LOGS) {
+      fs.mkdirSync(process.env.PAPRIKA_CHAOS_LOGS, { recursive: true });
+      cluster.incarnations().forEach((inc, k) => fs.writeFileSync(path.join(process.env.PAPRIKA_CHAOS_LOGS!, `${inc.workerId}-${k}.log`), inc.log));
+    }
+    const fleetDuringPauses = pauses.map((p) => ({ before: p.before, min: Math.min(...p.samples.map((s) => s.alive)), samples: p.samples.length }));
+    return {
+      options: { seed: o.seed, durationS: o.durationS, hubs: o.hubs, agents: o.agents, lanes: o.lanes, clients: o.clients },
+      verdict,
+      faults,
+      faultProblems: faults.filter((f) => f.problem).map((f) => `${f.kind} ${f.target}: ${f.problem}`),
+      submitted: counts.submitted,
+      refused: counts.refused,
+      cancelsSent: counts.cancels,
+      fleetDuringPauses,
+      fleetCollapses: pauses.reduce((n, p) => n + p.samples.filter((s) => s.alive < p.before).length, 0),
+      boundS,
+      metrics,
+      examples,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+export function formatChaosReport(r: ChaosReport): string {
+  const v = r.verdict;
+  const faultCounts = new Map<string, number>();
+  for (const f of r.faults) faultCounts.set(f.kind, (faultCounts.get(f.kind) ?? 0) + 1);
+  const rows: Array<[string, string]> = [
+    ['seed', String(r.options.seed)],
+    ['fleet', `${r.options.hubs} hubs, ${r.options.agents} agents × ${r.options.lanes} lanes, ${r.options.clients} clients, ${r.options.durationS} s`],
+    ['jobs', `${v.jobs} (${Object.entries(v.byStatus).map(([s, n]) => `${s} ${n}`).join(', ')}); ${r.submitted - r.refused} accepted, ${r.refused} refused after retries`],
+    ['runs logged by agents', String(v.runs)],
+    ['faults injected', `${r.faults.length} (${[...faultCounts].map(([k, n]) => `${k} ${n}`).join(', ')})`],
+    ['double assignments', String(v.doubleAssignments.length)],
+    ['ran twice', String(v.ranTwice.length)],
+    ['lost', String(v.lost.length)],
+    ['stuck', String(v.stuck.length)],
+    ['late (past the bound)', `${v.late.length} (bound ${r.boundS.toFixed(1)} s)`],
+    ['succeeded without a run', String(v.unexplained.length)],
+    ['max time to terminal', `${v.maxTimeToTerminalS.toFixed(2)} s`],
+    ['fleet during Redis pauses', r.fleetDuringPauses.length ? r.fleetDuringPauses.map((p) => `${p.min}/${p.before}`).join(', ') + ` (min/before), ${r.fleetCollapses} collapsed samples` : 'no pause injected'],
+    ['results lost with a killed agent', String(v.resultsNotRecorded)],
+    ['hub counters', Object.entries(r.metrics).map(([k, n]) => `${k.replace(/^paprika_|_total$/g, '')} ${n}`).join(', ')],
+    ['fault problems', r.faultProblems.length ? r.faultProblems.join('; ') : 'none'],
+    ['took', `${r.seconds.toFixed(1)} s`],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, val]) => `${k.padEnd(w)}  ${val}`).join('\n');
+}
+
+/** The run passed: nothing doubled, lost, stuck or late, no collapse, every graceful stop graceful. */
+export function chaosPassed(r: ChaosReport): boolean {
+  const v = r.verdict;
+  return v.doubleAssignments.length === 0 && v.ranTwice.length === 0 && v.lost.length === 0 && v.stuck.length === 0 && v.late.length === 0 && v.unexplained.length === 0 && r.fleetCollapses === 0 && r.faultProblems.length === 0;
+}
