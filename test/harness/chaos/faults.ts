@@ -77,10 +77,14 @@ export class FaultInjector {
     return this.records.filter((r) => r.kind === 'postgres_restart').reduce((s, r) => s + (r.healedAt - r.at), 0);
   }
 
-  async next(): Promise<FaultRecord> {
-    let kind = pickFault(this.rng);
+  /** Injects `planned`, or a fault drawn from the seed. */
+  async next(planned?: FaultKind): Promise<FaultRecord> {
+    let kind = planned ?? pickFault(this.rng);
     const hubDown = [...this.healing.keys()].some((k) => k.startsWith('hub:'));
-    if (hubDown && kind.startsWith('hub_')) kind = 'agent_sigkill';
+    if (hubDown && kind.startsWith('hub_')) {
+      if (planned) await this.settle();
+      else kind = 'agent_sigkill';
+    }
     const rec = await this.inject(kind);
     this.records.push(rec);
     return rec;

@@ -8,7 +8,7 @@ import { createClient, PaprikaApiError } from '../../../hub-core/client/index.ts
 import { seededRandom, type Random } from '../../../hub-core/src/ports/random.ts';
 import { CHAOS_ENV, ChaosCluster } from './cluster.ts';
 import { judge, runsFromLogs, type DbJob, type Run, type Verdict } from './evidence.ts';
-import { FaultInjector, type FaultRecord } from './faults.ts';
+import { FaultInjector, type FaultKind, type FaultRecord } from './faults.ts';
 
 export interface ChaosOptions {
   seed: number;
@@ -19,11 +19,13 @@ export interface ChaosOptions {
   lanes: number;
   /** Concurrent submitting clients. */
   clients: number;
+  /** Faults to inject first, in this order (the run lasts until they are done, however long durationS is). */
+  plan?: FaultKind[];
   say?: (line: string) => void;
 }
 
 export interface ChaosReport {
-  options: Omit<ChaosOptions, 'say'>;
+  options: Omit<ChaosOptions, 'say' | 'plan'>;
   verdict: Verdict;
   faults: FaultRecord[];
   faultProblems: string[];
@@ -79,9 +81,9 @@ async function scrapeMetrics(urls: string[]): Promise<Record<string, number>> {
 }
 
 /** One submitting client: sleep jobs of random length, now and then a cancel. */
-async function clientLoop(url: string, rng: Random, until: number, accepted: Set<string>, counts: { submitted: number; refused: number; cancels: number }): Promise<void> {
+async function clientLoop(url: string, rng: Random, running: () => boolean, accepted: Set<string>, counts: { submitted: number; refused: number; cancels: number }): Promise<void> {
   const client = createClient({ url, deadlineMs: 30_000, baseDelayMs: 50, maxDelayMs: 1000 });
-  while (Date.now() < until) {
+  while (running()) {
     counts.submitted++;
     try {
       const job = await client.submit({ kind: 'sleep', spec: { ms: Math.round(20 + rng.next() * 380), timeout_s: JOB_TIMEOUT_S } });
@@ -109,13 +111,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const counts = { submitted: 0, refused: 0, cancels: 0 };
     const injector = new FaultInjector(cluster, rng);
     const until = Date.now() + o.durationS * 1000;
-    say(`load: ${o.clients} clients for ${o.durationS} s; faults one at a time (seed ${o.seed})`);
-    const load = Promise.all(Array.from({ length: o.clients }, (_, i) => clientLoop(cluster.nginx.url, seededRandom(o.seed * 1000 + i), until, accepted, counts)));
-    while (Date.now() < until - 1000) {
+    const plan = [...(o.plan ?? [])];
+    let loadOn = true;
+    say(`load: ${o.clients} clients for ${o.durationS} s${plan.length ? ` or until ${plan.join(', ')} were injected` : ''}; faults one at a time (seed ${o.seed})`);
+    const load = Promise.all(Array.from({ length: o.clients }, (_, i) => clientLoop(cluster.nginx.url, seededRandom(o.seed * 1000 + i), () => loadOn, accepted, counts)));
+    while (Date.now() < until - 1000 || plan.length > 0) {
       await sleep(300 + rng.next() * 700);
-      const f = await injector.next();
+      const f = await injector.next(plan.shift());
       say(`fault ${injector.records.length}: ${f.kind} ${f.target} (${f.healedAt - f.at} ms)${f.problem ? ` — ${f.problem}` : ''}`);
     }
+    loadOn = false;
     await load;
     await injector.settle();
     const faults = injector.records;
