@@ -6,6 +6,7 @@ import { createClient, type Job } from '../../hub-core/client/index.ts';
 import { startFleet, type Fleet } from '../harness/fleet.ts';
 import { NGINX_BIN } from '../harness/nginx.ts';
 import { waitFor } from '../harness/processes.ts';
+import { metricSum } from '../harness/prometheus.ts';
 import { requireServices } from '../harness/services.ts';
 
 const json = async (res: Response) => (await res.json()) as any;
@@ -55,6 +56,11 @@ describe.skipIf(!canRun)('three hubs behind nginx', () => {
       expect(r).toMatchObject({ pong: true, worker_id: s.worker_id, hub_id: s.hub_id });
     }
     expect((await client.close(s.session_id)).closed).toBe(true);
+    // Round-robin sends most of those to a hub that does not own the session: forwarded, and timed.
+    const texts = await Promise.all(fleet.hubs.map((h) => fetch(`http://127.0.0.1:${h.port}/metrics`).then((r) => r.text())));
+    const forwards = texts.reduce((n, t) => n + metricSum(t, 'paprika_forwards_total'), 0);
+    expect(forwards).toBeGreaterThanOrEqual(5);
+    expect(texts.reduce((n, t) => n + metricSum(t, 'paprika_forward_seconds_count'), 0)).toBe(forwards);
   });
 
   it('holds a drain set through any hub on the owning hub', async () => {

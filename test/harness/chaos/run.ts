@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createClient, PaprikaApiError } from '../../../hub-core/client/index.ts';
 import { seededRandom, type Random } from '../../../hub-core/src/ports/random.ts';
+import { metricSum } from '../prometheus.ts';
 import { CHAOS_ENV, ChaosCluster } from './cluster.ts';
 import { judge, runsFromLogs, type DbJob, type Run, type Verdict } from './evidence.ts';
 import { FaultInjector, type FaultKind, type FaultRecord } from './faults.ts';
@@ -69,15 +70,8 @@ async function openJobs(url: string): Promise<number> {
 /** Sums of the counters that tell what the hubs did, over every hub's /metrics. */
 async function scrapeMetrics(urls: string[]): Promise<Record<string, number>> {
   const wanted = ['paprika_assignments_total', 'paprika_redrive_assigned_total', 'paprika_reconciler_actions_total', 'paprika_forwards_total', 'paprika_job_rejections_total', 'paprika_relink_orphans_total'];
-  const sums: Record<string, number> = Object.fromEntries(wanted.map((w) => [w, 0]));
-  for (const url of urls) {
-    const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '');
-    for (const line of text.split('\n')) {
-      const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-      if (m && m[1] in sums) sums[m[1]] += Number(m[3]);
-    }
-  }
-  return sums;
+  const texts = await Promise.all(urls.map((url) => fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '')));
+  return Object.fromEntries(wanted.map((name) => [name, texts.reduce((sum, t) => sum + metricSum(t, name), 0)]));
 }
 
 /** One submitting client: sleep jobs of random length, now and then a cancel. */
