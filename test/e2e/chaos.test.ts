@@ -30,8 +30,13 @@ describe.skipIf(missing.length > 0)('chaos run (short)', () => {
   it('injects every fault kind under load: 0 double assignments, 0 lost, 0 stuck, 0 late, no fleet collapse', async () => {
     const seed = Number(process.env.PAPRIKA_CHAOS_SEED ?? 20261202);
     const progress: string[] = [];
-    const report = await runChaos({ seed, durationS: 15, hubs: 3, agents: 20, lanes: 2, clients: 6, plan: [...FAULT_KINDS], say: (l) => progress.push(`chaos: ${l}`) });
-    console.log(`${progress.join('\n')}\n\n${formatChaosReport(report)}\n`);
+    let report;
+    try {
+      report = await runChaos({ seed, durationS: 15, hubs: 3, agents: 20, lanes: 2, clients: 6, plan: [...FAULT_KINDS], say: (l) => progress.push(`chaos: ${l}`) });
+    } finally {
+      console.log(progress.join('\n'));
+    }
+    console.log(`\n${formatChaosReport(report)}\n`);
     const v = report.verdict;
     expect(new Set(report.faults.map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
     expect(v.jobs).toBeGreaterThan(200);
