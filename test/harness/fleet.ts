@@ -14,7 +14,7 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
-export async function startFleet(o: { hubs: number; agents: number; lanes: number; env?: Record<string, string>; heartbeatS?: number }): Promise<Fleet> {
+export async function startFleet(o: { hubs: number; agents: number; lanes: number; env?: Record<string, string>; heartbeatS?: number; workerToken?: string }): Promise<Fleet> {
   const backends = await realBackends();
   const env = { ...backends.env, PAPRIKA_HEARTBEAT_S: String(o.heartbeatS ?? 0.3), PAPRIKA_WORKER_TTL_S: '2', PAPRIKA_HUB_HEARTBEAT_S: '0.3', PAPRIKA_HUB_TTL_S: '1.5', ...o.env };
   const hubs: Fleet['hubs'] = [];
@@ -25,7 +25,7 @@ export async function startFleet(o: { hubs: number; agents: number; lanes: numbe
   }
   const nginx = await startNginx(hubs.map((h) => `127.0.0.1:${h.port}`));
   const agents: SimAgent[] = [];
-  for (let i = 0; i < o.agents; i++) agents.push(await startSimAgent(nginx.url, o.lanes, { heartbeatS: o.heartbeatS ?? 0.3 }));
+  for (let i = 0; i < o.agents; i++) agents.push(await startSimAgent(nginx.url, o.lanes, { heartbeatS: o.heartbeatS ?? 0.3, token: o.workerToken }));
   return {
     nginx,
     hubs,
