@@ -1,6 +1,7 @@
 // Hostile input (issue 9): 10,000+ random and mutated HTTP bodies and WebSocket frames,
 // seeded so a failure replays. The hub must keep answering, leak no connections, and change
 // no job it should not have.
+import http from 'node:http';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/protocol.ts';
@@ -95,6 +96,42 @@ describe('hostile input', () => {
       const now = await (await fetch(`${h.url}/jobs/${j.id}`)).json();
       expect(now).toEqual(j);
     }
+  });
+
+  it('keeps a keep-alive socket usable after every kind of 4xx, including ones answered before the body was read', async () => {
+    const u = new URL(h.url);
+    const agentKA = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body: string, ct: string) =>
+      new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+        const headers: Record<string, string> = { 'content-length': String(Buffer.byteLength(body)), ...(ct ? { 'content-type': ct } : {}) };
+        const r = http.request({ host: u.hostname, port: u.port, path, method, agent: agentKA, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, socket: r.socket }));
+        });
+        r.on('error', reject);
+        r.end(body);
+      });
+    const valid = JSON.stringify({ kind: 'sleep', spec: { ms: 1 } });
+    let firstSocket: unknown;
+    let reused = 0;
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      for (const path of ['/jobs', `/admin/workers/${agent.workerId}`, '/%zz', '/jobs/not-a-uuid', '/workers/register']) {
+        for (const ct of ['application/json', 'text/plain', '']) {
+          for (const body of ['x'.repeat(2_000_000), '{"a":1}', 'not json']) {
+            const bad = await send(method, path, body, ct);
+            expect(bad.status).toBeGreaterThanOrEqual(400);
+            expect(bad.status).toBeLessThan(500);
+            const next = await send('POST', '/jobs', valid, 'application/json');
+            expect(next.status).toBe(201);
+            firstSocket ??= next.socket;
+            if (next.socket === firstSocket) reused++;
+          }
+        }
+      }
+    }
+    agentKA.destroy();
+    // Most answers keep the socket; the ones that must close it (a 413 mid-body) are allowed to.
+    expect(reused).toBeGreaterThan(0);
   });
 
   it('survives 4,000 random and mutated worker-link frames, answering each with an error and keeping the link', async () => {
