@@ -4,39 +4,17 @@
 // so a retried POST never makes a second job.
 import { randomUUID } from 'node:crypto';
 
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+import type { JobJson, JobStatus, SessionJson } from '../src/wire.ts';
 
-export interface Job {
-  id: string;
-  kind: string;
-  spec: Record<string, unknown>;
-  status: JobStatus;
-  worker_id: string | null;
-  lane: number | null;
-  hub_id: string | null;
-  session_id: string | null;
-  novnc_url: string | null;
-  error: string | null;
-  result: unknown;
-  attempts: number;
-  created_at: string;
-  assigned_at: string | null;
-  finished_at: string | null;
-  assets?: string[];
-}
+export type { JobStatus };
+export type Job = JobJson;
+export type Session = SessionJson;
 
 export type JobSpec =
   | { kind: 'fetch'; spec: { url: string; wait_until?: string; screenshot?: boolean; timeout_s?: number } }
   | { kind: 'macro'; spec: { steps: Array<Record<string, unknown> & { op: string }>; timeout_s?: number } }
   | { kind: 'rerun'; spec: { job_id: string; timeout_s?: number } }
   | { kind: 'sleep'; spec: { ms: number; timeout_s?: number } };
-
-export interface Session {
-  session_id: string;
-  worker_id: string;
-  hub_id: string;
-  novnc_url: string | null;
-}
 
 export interface ClientOptions {
   /** Hub (or nginx) base URL, e.g. http://127.0.0.1:8080 */

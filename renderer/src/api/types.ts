@@ -1,5 +1,9 @@
-// The hub's admin API as it travels on the wire (SPEC.md § HTTP API). Status names are plain
+// The hub's admin API as it travels on the wire (SPEC.md § HTTP API). Worker status names are plain
 // strings on purpose: the list of valid ones comes from GET /admin/config, not from here.
+import type { JobJson } from '../../../hub-core/src/wire.ts';
+
+/** A job as the API sends it: one definition with the client SDK. */
+export type Job = JobJson;
 
 export interface AdminConfig {
   hub_id: string;
@@ -57,25 +61,6 @@ export interface StatsResponse {
   throughput: Array<{ minute: string; succeeded: number; failed: number }>;
   series: Array<{ t: string; queued: number; in_flight: number; capacity: number }>;
   as_of: string;
-}
-
-export interface Job {
-  id: string;
-  kind: string;
-  spec: unknown;
-  status: string;
-  worker_id: string | null;
-  lane: number | null;
-  hub_id: string | null;
-  session_id: string | null;
-  novnc_url: string | null;
-  error: string | null;
-  result: unknown;
-  attempts: number;
-  created_at: string;
-  assigned_at: string | null;
-  finished_at: string | null;
-  assets?: string[];
 }
 
 export type AdminEvent =

@@ -1,0 +1,34 @@
+// The JSON the HTTP API answers with for jobs and sessions, as its callers see it (dates as
+// ISO strings): one definition for the client SDK and the console. The hub's own row type,
+// with Dates and the columns the API does not show, is JobRow in ports/job-store.ts.
+import type { JobStatus } from './domain/job-spec.ts';
+
+export type { JobStatus };
+
+export interface JobJson {
+  id: string;
+  kind: string;
+  spec: Record<string, unknown>;
+  status: JobStatus;
+  worker_id: string | null;
+  lane: number | null;
+  hub_id: string | null;
+  /** The assignment of the current or last run. */
+  session_id: string | null;
+  novnc_url: string | null;
+  error: string | null;
+  result: unknown;
+  attempts: number;
+  created_at: string;
+  assigned_at: string | null;
+  finished_at: string | null;
+  /** Names of the screenshots and HTML the job produced (GET /jobs/:id only). */
+  assets?: string[];
+}
+
+export interface SessionJson {
+  session_id: string;
+  worker_id: string;
+  hub_id: string;
+  novnc_url: string | null;
+}
