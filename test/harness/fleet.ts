@@ -3,7 +3,7 @@
 import { startSimAgent, type SimAgent } from './agents.ts';
 import { realBackends } from './hub.ts';
 import { startNginx, type Nginx } from './nginx.ts';
-import { freePort, spawnHub, type HubProcess } from './processes.ts';
+import { spawnHub, stablePort, type HubProcess } from './processes.ts';
 
 export interface Fleet {
   nginx: Nginx;
@@ -19,7 +19,7 @@ export async function startFleet(o: { hubs: number; agents: number; lanes: numbe
   const env = { ...backends.env, PAPRIKA_HEARTBEAT_S: String(o.heartbeatS ?? 0.3), PAPRIKA_WORKER_TTL_S: '2', PAPRIKA_HUB_HEARTBEAT_S: '0.3', PAPRIKA_HUB_TTL_S: '1.5', ...o.env };
   const hubs: Fleet['hubs'] = [];
   for (let i = 0; i < o.hubs; i++) {
-    const port = await freePort();
+    const port = await stablePort();
     const id = `hub-${i + 1}`;
     hubs.push({ id, port, proc: await spawnHub(port, { ...env, PAPRIKA_HUB_ID: id }) });
   }

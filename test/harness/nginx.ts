@@ -18,10 +18,10 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-export async function startNginx(hubs: string[]): Promise<Nginx> {
+export async function startNginx(hubs: string[], opts: { port?: number } = {}): Promise<Nginx> {
   if (!NGINX_BIN) throw new Error('nginx is not installed (apt-get install nginx)');
   const nginxBin = NGINX_BIN;
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-nginx-'));
   const conf = path.join(prefix, 'nginx.conf');
   // As root, nginx's workers would drop to `nobody` and could not use the 0700 temp prefix.

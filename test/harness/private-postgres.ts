@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../hub-core/src/http/free-port.ts';
-import { waitFor } from './processes.ts';
+import { stablePort, waitFor } from './processes.ts';
 
 export interface PrivatePostgres {
   url: string;
@@ -54,7 +53,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   if (ids.uid !== undefined) fs.chownSync(dir, ids.uid, ids.gid!);
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C' };
   execFileSync(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], { ...ids, env, stdio: 'pipe', cwd: dir });
-  const port = await freePort();
+  const port = await stablePort();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();

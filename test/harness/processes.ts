@@ -1,5 +1,6 @@
 // `paprika hub` as a real child process, for tests that run the CLI as an operator would.
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { PAPRIKA_BIN } from './agents.ts';
 
 export interface HubProcess {
@@ -29,7 +30,9 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
     if (child.exitCode !== null) throw new Error(`hub exited (${child.exitCode}):\n${out}`);
     try {
       const r = await fetch(`${url}/healthz`);
-      if (r.status === 200) break;
+      // The answer must come from this child: with its hub id, while it still runs.
+      const body = r.status === 200 ? ((await r.json()) as { hub_id?: string }) : undefined;
+      if (body && (!env.PAPRIKA_HUB_ID || body.hub_id === env.PAPRIKA_HUB_ID) && child.exitCode === null) break;
     } catch {
       // not up yet
     }
@@ -50,6 +53,24 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
 }
 
 export { freePort } from '../../hub-core/src/http/free-port.ts';
+
+/**
+ * A free port below the kernel's ephemeral range (32768+ on Linux), for a server that is
+ * restarted on the same port: while it is down, an outgoing connection could otherwise be
+ * given that port as its local one, and the restart would fail with EADDRINUSE.
+ */
+export async function stablePort(): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port found in 20000-31999');
+}
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
   const until = Date.now() + timeoutMs;

@@ -37,7 +37,12 @@ async function hubCommand(argv: string[]): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await hub.stop();
+    try {
+      await hub.stop();
+    } catch (err) {
+      console.error(`paprika hub: graceful stop failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { spawnWorker, type WorkerProcess } from '../agents.ts';
 import { startNginx, type Nginx } from '../nginx.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../private-postgres.ts';
-import { freePort, spawnHub, waitFor, type HubProcess } from '../processes.ts';
+import { spawnHub, stablePort, waitFor, type HubProcess } from '../processes.ts';
 import { startPrivateRedis } from '../services.ts';
 import type { AgentIncarnation } from './evidence.ts';
 
@@ -62,10 +62,10 @@ export class ChaosCluster {
     o.say(`postgres on ${pg.port}, redis at ${redis.url}`);
     const hubs: ChaosHub[] = [];
     for (let i = 0; i < o.hubs; i++) {
-      const port = await freePort();
+      const port = await stablePort();
       hubs.push({ id: `chaos-hub-${i + 1}`, port, url: `http://127.0.0.1:${port}`, proc: undefined });
     }
-    const nginx = await startNginx(hubs.map((h) => `127.0.0.1:${h.port}`));
+    const nginx = await startNginx(hubs.map((h) => `127.0.0.1:${h.port}`), { port: await stablePort() });
     const cluster = new ChaosCluster(pg, redis, new Redis(redis.url), hubs, nginx, [], env, o.lanes);
     // The first hub runs the migrations alone; the others start together.
     await cluster.startHub(0);
@@ -91,14 +91,21 @@ export class ChaosCluster {
     }, 60_000, 200);
   }
 
-  /** SIGKILL, or SIGTERM and wait for the graceful stop; returns the exit code. */
-  async stopHub(i: number, signal: 'SIGKILL' | 'SIGTERM'): Promise<number | null> {
+  /**
+   * SIGKILL, or SIGTERM and wait for the graceful stop (SIGKILL after 20 s: `hung`); returns
+   * the exit code and the tail of its output.
+   */
+  async stopHub(i: number, signal: 'SIGKILL' | 'SIGTERM'): Promise<{ code: number | null | 'hung'; tail: string }> {
     const h = this.hubs[i];
     const proc = h.proc;
     h.proc = undefined;
-    if (!proc) return null;
-    await proc.kill(signal);
-    return proc.exited;
+    if (!proc) return { code: null, tail: '' };
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), 20_000)));
+    const code = await Promise.race([proc.kill(signal).then(() => proc.exited), hung]);
+    clearTimeout(timer);
+    if (code === 'hung') await proc.kill('SIGKILL');
+    return { code, tail: proc.output().slice(-600) };
   }
 
   async startAgent(j: number): Promise<void> {

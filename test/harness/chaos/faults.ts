@@ -111,11 +111,10 @@ export class FaultInjector {
       case 'hub_sigterm': {
         const i = pickIndex(rng, c.hubs.length);
         const signal = kind === 'hub_sigkill' ? 'SIGKILL' : 'SIGTERM';
-        const stopping = c.stopHub(i, signal);
-        const code = await Promise.race([stopping, sleep(20_000).then(() => 'hung' as const)]);
+        const { code, tail } = await c.stopHub(i, signal);
         let problem: string | undefined;
-        if (signal === 'SIGTERM' && code !== 0) problem = code === 'hung' ? 'hub did not exit within 20 s of SIGTERM' : `hub exited with ${code} on SIGTERM`;
-        if (code === 'hung') await stopping;
+        if (code === 'hung') problem = 'hub did not exit within 20 s of SIGTERM';
+        else if (signal === 'SIGTERM' && code !== 0) problem = `hub exited with ${code} on SIGTERM: ${tail}`;
         this.heal(`hub:${i}`, between(rng, 300, 1500), () => c.startHub(i));
         return rec(c.hubs[i].id, problem);
       }
