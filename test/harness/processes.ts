@@ -36,7 +36,13 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
     } catch {
       // not up yet
     }
-    if (Date.now() > until) throw new Error(`hub did not come up:\n${out}`);
+    if (Date.now() > until) {
+      // Leave no half-started hub behind: it would hold the port the next attempt needs.
+      killedByUs = true;
+      child.kill('SIGKILL');
+      await exited;
+      throw new Error(`hub did not come up:\n${out}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

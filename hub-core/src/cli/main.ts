@@ -31,12 +31,15 @@ async function hubCommand(argv: string[]): Promise<void> {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
   }
   const config = loadConfig(process.env, { port });
-  const hub = await startHub({ config });
-  console.log(`paprika hub ${config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
-  let stopping = false;
+  // Signals are caught from the start: one that arrives while the hub starts stops it
+  // gracefully once it is up. A second one gets Node's default (an immediate exit).
+  let hub: Awaited<ReturnType<typeof startHub>> | undefined;
+  let stopRequested = false;
   const stop = async () => {
-    if (stopping) return;
-    stopping = true;
+    if (!hub) {
+      stopRequested = true;
+      return;
+    }
     try {
       await hub.stop();
     } catch (err) {
@@ -47,6 +50,9 @@ async function hubCommand(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
+  hub = await startHub({ config });
+  console.log(`paprika hub ${config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
+  if (stopRequested) await stop();
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -105,7 +105,8 @@ export class ChaosCluster {
     const code = await Promise.race([proc.kill(signal).then(() => proc.exited), hung]);
     clearTimeout(timer);
     if (code === 'hung') await proc.kill('SIGKILL');
-    return { code, tail: proc.output().slice(-600) };
+    const signalled = proc.child.signalCode ? ` (ended by ${proc.child.signalCode})` : '';
+    return { code, tail: `${signalled} ${proc.output().slice(-600)}` };
   }
 
   async startAgent(j: number): Promise<void> {
