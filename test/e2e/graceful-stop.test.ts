@@ -29,12 +29,15 @@ describe.skipIf(!canRunFleet)('SIGTERM of a hub behind nginx', () => {
   });
 
   it('exits 0 within seconds; its workers re-link to the other hub and finish every running job exactly once', async () => {
-    const victim = fleet.hubs.find((h) => h.id === 'hub-1')!;
+    // The victim is the hub holding the most links (nginx hashes worker ids, so it may be either).
+    const rows = (await fetch(`${fleet.nginx.url}/admin/workers`).then(json)).workers;
+    const held = (id: string) => rows.filter((w: any) => w.hub_id === id).length;
+    const victim = [...fleet.hubs].sort((a, b) => held(b.id) - held(a.id))[0];
+    const onVictim = rows.filter((w: any) => w.hub_id === victim.id).map((w: any) => w.worker_id);
     const client = createClient({ url: fleet.nginx.url, deadlineMs: 30_000, baseDelayMs: 50, maxDelayMs: 500 });
     const jobs = await Promise.all(Array.from({ length: 6 }, () => client.submit({ kind: 'sleep', spec: { ms: 2500 } })));
     expect(jobs.every((j) => j.status === 'running')).toBe(true);
-    const onVictim = (await fetch(`${fleet.nginx.url}/admin/workers`).then(json)).workers.filter((w: any) => w.hub_id === victim.id).map((w: any) => w.worker_id);
-    expect(onVictim.length).toBeGreaterThan(0);
+    expect(onVictim.length).toBeGreaterThanOrEqual(2);
     expect(jobs.some((j) => onVictim.includes(j.worker_id))).toBe(true);
 
     const t0 = Date.now();
@@ -93,12 +96,14 @@ describe('SIGTERM of a worker agent', () => {
     // worker's free lane (it looks least loaded), which refuses it; the job moves on.
     const later = await Promise.all([1, 2, 3, 4].map(() => client.submit({ kind: 'sleep', spec: { ms: 300 } })));
     expect(await worker.exited).toBe(0);
-    const exitMs = Date.now() - t0;
-    expect(exitMs).toBeGreaterThanOrEqual(1000); // it waited for its jobs
+    const exitedAt = Date.now();
+    const exitMs = exitedAt - t0;
 
     const finals = await Promise.all([...long, ...later].map((j) => client.wait(j.id, { timeout: 10_000 })));
     expect(finals.map((j) => j.status)).toEqual(finals.map(() => 'succeeded'));
     expect(finals.slice(0, 2).map((j) => j.worker_id)).toEqual(['w81', 'w81']);
+    // It waited for its jobs: both were finished (and stored) before the process ended.
+    for (const j of finals.slice(0, 2)) expect(Date.parse(j.finished_at!)).toBeLessThanOrEqual(exitedAt);
     expect(finals.slice(2).map((j) => j.worker_id)).toEqual(later.map(() => backup.workerId));
     const log = worker.output();
     expect(log).toMatch(/"reason":"shutting_down","msg":"job rejected"/);

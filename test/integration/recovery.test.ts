@@ -46,8 +46,9 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     expect(released.status).toBe('queued');
     // A job whose POST died before it could release it: only the age gate lets redrive take it.
     const orphanId = randomUUID();
-    await h.hub.store.insertJob({ id: orphanId, kind: 'sleep', spec: { ms: 1 }, hubId: 'gone', idempotencyKey: null, now: new Date() });
+    // The gate counts from created_at: measure from it, not from when the insert returned.
     const insertedAt = Date.now();
+    await h.hub.store.insertJob({ id: orphanId, kind: 'sleep', spec: { ms: 1 }, hubId: 'gone', idempotencyKey: null, now: new Date(insertedAt) });
     await new Promise((r) => setTimeout(r, 300));
 
     const linkedAt = Date.now();
