@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnWorker, type WorkerProcess } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
+import { json } from '../harness/http.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChrome = fs.existsSync(CHROMIUM);
 if (!hasChrome && process.env.CI !== 'true') console.warn('\n!!! SKIPPING chrome worker e2e: /usr/bin/chromium not installed !!!\n');
-const json = async (res: Response) => (await res.json()) as any;
 
 const PAGE = `<!doctype html><html><head><title>Paprika test page</title></head>
 <body><h1 id="h">Hello lanes</h1><form><input id="name" name="name"></form></body></html>`;

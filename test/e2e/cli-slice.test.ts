@@ -5,9 +5,8 @@ import { spawnWorker, type WorkerProcess } from '../harness/agents.ts';
 import { realBackends } from '../harness/hub.ts';
 import { freePort, spawnHub, waitFor, type HubProcess } from '../harness/processes.ts';
 import { requireServices } from '../harness/services.ts';
+import { json, post } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
 
 async function runOne(url: string): Promise<any> {
   const job = await post(`${url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });

@@ -9,9 +9,8 @@ import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { NGINX_BIN } from '../harness/nginx.ts';
 import { waitFor } from '../harness/processes.ts';
 import { requireServices } from '../harness/services.ts';
+import { json, patchWorkerStatus } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
-const patchStatus = (url: string, id: string, status: string) => fetch(`${url}/admin/workers/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status }) });
 const canRunFleet = requireServices(['postgres', 'redis']) && (Boolean(NGINX_BIN) || process.env.CI === 'true');
 
 describe.skipIf(!canRunFleet)('SIGTERM of a hub behind nginx', () => {
@@ -83,11 +82,11 @@ describe('SIGTERM of a worker agent', () => {
     worker = spawnWorker(['--hub', hub.url, '--simulate-lanes', '3', '--lan-ip', '127.0.8.1'], { PAPRIKA_HEARTBEAT_S: '0.3' });
     await waitFor('worker linked', async () => (await fetch(`${hub.url}/admin/workers`).then(json)).workers.some((w: any) => w.worker_id === 'w81' && w.alive), 20_000);
     // Both long jobs go to the process: the in-process agent is drained meanwhile.
-    expect((await patchStatus(hub.url, backup.workerId, 'drain')).status).toBe(200);
+    expect((await patchWorkerStatus(hub.url, backup.workerId, 'drain')).status).toBe(200);
     const client = createClient({ url: hub.url });
     const long = await Promise.all([1, 2].map(() => client.submit({ kind: 'sleep', spec: { ms: 1500 } })));
     expect(long.map((j) => j.worker_id)).toEqual(['w81', 'w81']);
-    expect((await patchStatus(hub.url, backup.workerId, 'active')).status).toBe(200);
+    expect((await patchWorkerStatus(hub.url, backup.workerId, 'active')).status).toBe(200);
 
     const t0 = Date.now();
     worker.child.kill('SIGTERM');

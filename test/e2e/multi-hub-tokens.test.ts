@@ -8,10 +8,10 @@ import { NGINX_BIN } from '../harness/nginx.ts';
 import { waitFor } from '../harness/processes.ts';
 import { metricValue } from '../harness/prometheus.ts';
 import { requireServices } from '../harness/services.ts';
+import { json } from '../harness/http.ts';
 
 const TOKENS = { PAPRIKA_API_TOKEN: 'api-t', PAPRIKA_ADMIN_TOKEN: 'admin-t', PAPRIKA_WORKER_TOKEN: 'worker-t', PAPRIKA_PEER_TOKEN: 'peer-t' };
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
-const json = async (res: Response) => (await res.json()) as any;
 const canRun = requireServices(['postgres', 'redis']) && (Boolean(NGINX_BIN) || process.env.CI === 'true');
 
 describe.skipIf(!canRun)('two hubs behind nginx with tokens', () => {

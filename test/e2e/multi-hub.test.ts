@@ -8,8 +8,8 @@ import { NGINX_BIN } from '../harness/nginx.ts';
 import { waitFor } from '../harness/processes.ts';
 import { metricSum } from '../harness/prometheus.ts';
 import { requireServices } from '../harness/services.ts';
+import { json, patchWorkerStatus } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
 const canRun = requireServices(['postgres', 'redis']) && (Boolean(NGINX_BIN) || process.env.CI === 'true');
 if (!NGINX_BIN && !canRun) console.warn('\n!!! SKIPPING multi-hub tests: nginx not installed !!!\n');
 
@@ -67,13 +67,13 @@ describe.skipIf(!canRun)('three hubs behind nginx', () => {
     const target = fleet.agents[0].workerId;
     const owner = (await fetch(`${fleet.nginx.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === target).hub_id;
     const other = fleet.hubs.find((h) => h.id !== owner)!;
-    const res = await fetch(`http://127.0.0.1:${other.port}/admin/workers/${target}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
+    const res = await patchWorkerStatus(`http://127.0.0.1:${other.port}`, target, 'drain');
     expect(res.status).toBe(200);
     const ownerPort = fleet.hubs.find((h) => h.id === owner)!.port;
     await waitFor('owner shows drain', async () => (await fetch(`http://127.0.0.1:${ownerPort}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === target).status === 'drain', 5000);
     const client = createClient({ url: fleet.nginx.url });
     for (let i = 0; i < 30; i++) expect((await client.run({ kind: 'sleep', spec: { ms: 1 } })).worker_id).not.toBe(target);
-    await fetch(`${fleet.nginx.url}/admin/workers/${target}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'active' }) });
+    await patchWorkerStatus(fleet.nginx.url, target, 'active');
   });
 
   it('survives SIGKILL of one hub: agents re-link within 2 heartbeats, every job terminal exactly once, the dead hub listed as recently dead', async () => {

@@ -9,9 +9,8 @@ import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../harness/private-postgres.ts';
 import { waitFor } from '../harness/processes.ts';
+import { json, post } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
 const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://relink/0'], novnc_url: null, version: 't', platform: 'test' };
 
 /** A hand-driven worker link: hello with the fields a test chooses, every frame it receives kept. */

@@ -6,9 +6,8 @@ import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { metricValue } from '../harness/prometheus.ts';
+import { json, post, patchWorkerStatus } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
 
 describe('GET /metrics', () => {
   let hub: TestHub;
@@ -32,7 +31,7 @@ describe('GET /metrics', () => {
     await waitFor('both succeeded', async () => (await Promise.all([first, second].map((j) => fetch(`${hub.url}/jobs/${j.id}`).then(json)))).every((j) => j.status === 'succeeded'), 5000, 20);
 
     // A drained worker takes nothing: the next job waits in the queue until the reconciler fails it.
-    await fetch(`${hub.url}/admin/workers/${agent.workerId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
+    await patchWorkerStatus(hub.url, agent.workerId, 'drain');
     const third = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
     await waitFor('queue depth sampled', async () => metricValue(await scrape(), 'paprika_queue_depth') === 1, 3000, 50);
     await waitFor('queued timeout', async () => (await fetch(`${hub.url}/jobs/${third.id}`).then(json)).status === 'failed', 5000, 50);

@@ -7,9 +7,8 @@ import { startSimAgent, spawnWorker, type SimAgent, type WorkerProcess } from '.
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { requireServices, startPrivateRedis } from '../harness/services.ts';
+import { json, post } from '../harness/http.ts';
 
-const json = async (res: Response) => (await res.json()) as any;
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(json);
 const getJob = (url: string, id: string) => fetch(`${url}/jobs/${id}`).then(json);
 const terminal = (s: string) => ['succeeded', 'failed', 'canceled'].includes(s);
 
