@@ -2,30 +2,15 @@
 // run): a job the worker no longer holds at hello is failed (a fresh process) or queued again
 // (a re-link of the same process); a hello the hub cannot serve closes the link so the
 // worker tries again; a result the hub could not write is sent again and lands.
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/protocol.ts';
 import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../harness/private-postgres.ts';
 import { waitFor } from '../harness/processes.ts';
+import { rawLink } from '../harness/raw-link.ts';
 import { json, post } from '../harness/http.ts';
-
-const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://relink/0'], novnc_url: null, version: 't', platform: 'test' };
-
-/** A hand-driven worker link: hello with the fields a test chooses, every frame it receives kept. */
-async function rawLink(hubUrl: string, workerId: string, hello: Record<string, unknown>): Promise<{ ws: WebSocket; frames: any[] }> {
-  const ws = new WebSocket(`${hubUrl.replace('http', 'ws')}/workers/${workerId}/link`);
-  const frames: any[] = [];
-  ws.on('message', (m) => frames.push(JSON.parse(String(m))));
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  ws.send(encode({ type: 'hello', worker_id: workerId, capabilities: caps, ...hello } as never));
-  await waitFor('welcome', async () => frames.some((f) => f.type === 'welcome'), 5000, 10);
-  return { ws, frames };
-}
 
 async function closed(ws: WebSocket): Promise<void> {
   if (ws.readyState === ws.CLOSED) return;

@@ -5,21 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/protocol.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
+import { rawLink } from '../harness/raw-link.ts';
 import { requireServices } from '../harness/services.ts';
 
 const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://x/0'], novnc_url: null, version: 't', platform: 'test' };
 
-async function link(hubUrl: string, workerId: string): Promise<WebSocket> {
-  const ws = new WebSocket(`${hubUrl.replace('http', 'ws')}/workers/${workerId}/link`);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  const welcomed = new Promise((resolve) => ws.on('message', (m) => JSON.parse(String(m)).type === 'welcome' && resolve(undefined)));
-  ws.send(encode({ type: 'hello', worker_id: workerId, capabilities: caps }));
-  await welcomed;
-  return ws;
-}
+const link = async (hubUrl: string, workerId: string) => (await rawLink(hubUrl, workerId, { capabilities: caps })).ws;
 
 describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between hubs', () => {
   let backends: Awaited<ReturnType<typeof realBackends>>;

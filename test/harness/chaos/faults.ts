@@ -13,6 +13,7 @@ export interface FaultRecord {
   kind: FaultKind;
   target: string;
   at: number;
+  /** When it was healed; for a killed hub or agent (started again in the background), when it was down. */
   healedAt: number;
   /** What went wrong with the fault itself (a graceful stop that was not graceful). */
   problem?: string;

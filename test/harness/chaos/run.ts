@@ -46,26 +46,21 @@ export interface ChaosReport {
 const JOB_TIMEOUT_S = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Every job, accepted by a hub or not, as Postgres has it. */
-async function readJobs(url: string): Promise<DbJob[]> {
+/** One short-lived connection to the run's Postgres (it restarts: no pool outlives a query). */
+async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query<DbJob>('SELECT id, status, worker_id, session_id, created_at, finished_at FROM jobs')).rows;
+    return await fn(c);
   } finally {
     await c.end();
   }
 }
 
-async function openJobs(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`)).rows[0].n;
-  } finally {
-    await c.end();
-  }
-}
+/** Every job, accepted by a hub or not, as Postgres has it. */
+const readJobs = (url: string) => withPg(url, async (c) => (await c.query<DbJob>('SELECT id, status, worker_id, session_id, created_at, finished_at FROM jobs')).rows);
+
+const openJobs = (url: string) => withPg(url, async (c) => (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`)).rows[0].n);
 
 /** Sums of the counters that tell what the hubs did, over every hub's /metrics. */
 async function scrapeMetrics(urls: string[]): Promise<Record<string, number>> {
