@@ -14,7 +14,7 @@ export async function rawLink(hubUrl: string, workerId: string, hello: Record<st
     ws.once('open', resolve);
     ws.once('error', reject);
   });
-  ws.send(encode({ type: 'hello', worker_id: workerId, capabilities: RAW_CAPS, ...hello } as never));
+  ws.send(encode({ type: 'hello', worker_id: workerId, capabilities: RAW_CAPS, disk_pct: 5, ...hello } as never));
   await waitFor('welcome', async () => frames.some((f) => f.type === 'welcome'), 5000, 10);
   return { ws, frames };
 }

@@ -114,16 +114,23 @@ export class WorkerAgent {
         this.o.log.warn('no welcome from the hub; re-linking');
         ws.terminate();
       }, WELCOME_TIMEOUT_MS);
-      this.send({
-        type: 'hello',
-        worker_id: this.workerId!,
-        lan_ip: this.o.lanIp,
-        hostname: this.o.hostname ?? os.hostname(),
-        capabilities: this.capabilities(),
-        jobs: this.runner.heldJobs(),
-        sessions: this.runner.heldSessions(),
-        results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
-        fresh: !this.welcomed,
+      // The hub picks no worker whose disk it does not know, so hello carries the host figures.
+      void this.stats.sample().then((s) => {
+        if (this.ws !== ws) return;
+        this.send({
+          type: 'hello',
+          worker_id: this.workerId!,
+          lan_ip: this.o.lanIp,
+          hostname: this.o.hostname ?? os.hostname(),
+          capabilities: this.capabilities(),
+          jobs: this.runner.heldJobs(),
+          sessions: this.runner.heldSessions(),
+          results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
+          fresh: !this.welcomed,
+          cpu_pct: s.cpuPct,
+          mem_pct: s.memPct,
+          disk_pct: s.diskPct,
+        });
       });
     });
     ws.on('message', (data) => this.onMessage(data.toString()));

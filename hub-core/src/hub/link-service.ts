@@ -99,6 +99,7 @@ export class LinkService {
     const helloAt = new Date(clock.now());
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
     const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
+    link.report(msg);
     created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s
     // grace exists for exactly this), unless the job ended meanwhile: then it is cancelled.
@@ -159,9 +160,7 @@ export class LinkService {
       case 'hello':
         throw new Error('hello sent twice');
       case 'heartbeat':
-        link.disk_pct = msg.disk_pct;
-        link.cpu_pct = msg.cpu_pct;
-        link.mem_pct = msg.mem_pct;
+        link.report(msg);
         link.reported_in_flight = msg.in_flight;
         link.reportedLanes = msg.lanes;
         this.d.publisher.mark(link);

@@ -20,6 +20,8 @@ export interface LinkSocket {
 export class WorkerLink implements SchedulableWorker {
   status: string;
   disk_pct = 0;
+  /** A link whose disk is unknown is not picked: 0 % would pass any PAPRIKA_DISK_MAX_PCT. */
+  disk_known = false;
   cpu_pct = 0;
   mem_pct = 0;
   last_seen_ms: number;
@@ -57,6 +59,16 @@ export class WorkerLink implements SchedulableWorker {
 
   viewUrl(lane: number): string | null {
     return this.capabilities.lane_novnc_urls[lane] ?? this.capabilities.novnc_url ?? null;
+  }
+
+  /** Host figures from hello or a heartbeat. */
+  report(s: { cpu_pct?: number; mem_pct?: number; disk_pct?: number }): void {
+    if (s.cpu_pct !== undefined) this.cpu_pct = s.cpu_pct;
+    if (s.mem_pct !== undefined) this.mem_pct = s.mem_pct;
+    if (s.disk_pct !== undefined) {
+      this.disk_pct = s.disk_pct;
+      this.disk_known = true;
+    }
   }
 
   /** Reserve a free lane for a job or session; undefined when every lane is held. */
