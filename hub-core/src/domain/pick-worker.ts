@@ -11,8 +11,11 @@ export interface SchedulableWorker {
   readonly lane_novnc_urls: readonly string[] | null | undefined;
   readonly novnc_url: string | null | undefined;
   readonly disk_pct: number;
-  /** False while the worker has not reported its disk yet (a hello without it, no heartbeat yet). */
-  readonly disk_known?: boolean;
+  /**
+   * False while the link cannot take work though it looks free: its disk is not reported yet,
+   * or a newer link of the same worker is saying hello (this one is dead).
+   */
+  readonly ready?: boolean;
   /** Epoch ms of the last heartbeat. */
   readonly last_seen_ms: number;
 }
@@ -31,7 +34,7 @@ export function isCandidate(w: SchedulableWorker, cfg: PickConfig): boolean {
     // Workers without a lane URL made jobs fail "no free lane" three times in a row (seed 71ec64da63c5).
     ((w.lane_novnc_urls != null && w.lane_novnc_urls.length > 0) || Boolean(w.novnc_url)) &&
     // Refuse here, before the worker would answer "disk full" after the round trip.
-    w.disk_known !== false &&
+    w.ready !== false &&
     w.disk_pct < cfg.diskMaxPct
   );
 }

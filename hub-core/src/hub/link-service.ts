@@ -97,6 +97,10 @@ export class LinkService {
   private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>, created: (link: WorkerLink) => void): Promise<WorkerLink> {
     const { config, store, registry, fleet, clock } = this.d;
     const helloAt = new Date(clock.now());
+    // The worker holds one link at a time: from now on a job sent over the old one would be
+    // lost until the next hello, so the old one takes no more work.
+    const old = fleet.get(msg.worker_id);
+    if (old && old.socket !== socket) old.superseded = true;
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
     const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
     link.report(msg);

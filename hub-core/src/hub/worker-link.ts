@@ -22,6 +22,8 @@ export class WorkerLink implements SchedulableWorker {
   disk_pct = 0;
   /** A link whose disk is unknown is not picked: 0 % would pass any PAPRIKA_DISK_MAX_PCT. */
   disk_known = false;
+  /** A newer link of this worker said hello: whatever this hub sends here is never read. */
+  superseded = false;
   cpu_pct = 0;
   mem_pct = 0;
   last_seen_ms: number;
@@ -42,6 +44,10 @@ export class WorkerLink implements SchedulableWorker {
     this.status = status;
     this.last_seen_ms = now;
     this.holds = Array.from({ length: capabilities.max_concurrent }, () => null);
+  }
+
+  get ready(): boolean {
+    return this.disk_known && !this.superseded;
   }
 
   get in_flight(): number {

@@ -26,7 +26,7 @@ describe('pickWorker filters', () => {
     ['no lane URL and no novnc_url', { lane_novnc_urls: [], novnc_url: null }],
     ['disk at the limit', { disk_pct: 90 }],
     ['disk above the limit', { disk_pct: 95.5 }],
-    ['disk not reported yet', { disk_pct: 0, disk_known: false }],
+    ['a link not ready (disk not reported yet, or superseded)', { ready: false }],
   ])('skips a worker with %s', (_name, over) => {
     expect(pickWorker([w('a', over)], cfg, rng)).toBeUndefined();
     expect(pickWorker([w('a', over), w('b')], cfg, rng)?.worker_id).toBe('b');

@@ -1,0 +1,106 @@
+// When a link may take work. A new link is not picked before the hub knows the worker's disk:
+// with 0 % assumed, a worker on a full disk would take jobs between its hello and its first
+// heartbeat (CI caught the cli-slice PAPRIKA_DISK_MAX_PCT test doing so after a hub restart).
+// An old link is not picked once a newer link of the same worker says hello: a job sent there
+// would never be read.
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
+import { encode } from '../../hub-core/src/protocol.ts';
+import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { waitFor } from '../harness/processes.ts';
+import { RAW_CAPS, rawLink } from '../harness/raw-link.ts';
+import { json, post } from '../harness/http.ts';
+
+describe('a link whose disk the hub does not know yet (PAPRIKA_DISK_MAX_PCT=50)', () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await startTestHub({ PAPRIKA_DISK_MAX_PCT: '50', PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1' });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it('takes no job until a heartbeat reports the disk, then takes the queued one', async () => {
+    const link = await rawLink(hub.url, 'w-nodisk', { disk_pct: undefined });
+    const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    expect(job.status).toBe('queued');
+    await new Promise((r) => setTimeout(r, 400)); // several redrive passes
+    expect((await fetch(`${hub.url}/jobs/${job.id}`).then(json)).status).toBe('queued');
+    expect(link.frames.some((f) => f.type === 'assign')).toBe(false);
+
+    link.ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 10, lanes: [] }));
+    const assign = await waitFor('assign after the heartbeat', async () => link.frames.find((f) => f.type === 'assign'), 5000, 10);
+    expect(assign.job_id).toBe(job.id);
+    link.ws.close();
+  });
+
+  it('takes no job when the hello reports a disk over the limit, and one at once when under it', async () => {
+    const full = await rawLink(hub.url, 'w-fulldisk', { disk_pct: 80 });
+    const queued = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    expect(queued.status).toBe('queued');
+    const workers = (await fetch(`${hub.url}/admin/workers`).then(json)).workers;
+    expect(workers.find((w: any) => w.worker_id === 'w-fulldisk')?.disk_pct).toBe(80);
+
+    const roomy = await rawLink(hub.url, 'w-roomy', { disk_pct: 20 });
+    const next = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    // The queued job or the new one goes to w-roomy; none ever goes to w-fulldisk.
+    await waitFor('w-roomy busy', async () => roomy.frames.some((f) => f.type === 'assign'), 5000, 10);
+    expect([queued.id, next.id]).toContain(roomy.frames.find((f) => f.type === 'assign').job_id);
+    expect(full.frames.some((f) => f.type === 'assign')).toBe(false);
+    full.ws.close();
+    roomy.ws.close();
+  });
+});
+
+describe('the old link of a worker whose new link is saying hello', () => {
+  let hub: TestHub;
+  let store: Awaited<ReturnType<typeof openJobStore>>;
+  let stall: { entered: () => void; release: Promise<void> } | undefined;
+  beforeAll(async () => {
+    // The only stand-in here: the store (real PGlite) is slowed on one call so that the hello
+    // stays in progress while the test posts a job; otherwise that window is a few ms.
+    store = await openJobStore({});
+    const getWorkerStatus = store.getWorkerStatus.bind(store);
+    store.getWorkerStatus = async (id) => {
+      const s = stall;
+      if (s) {
+        s.entered();
+        await s.release;
+      }
+      return getWorkerStatus(id);
+    };
+    hub = await startTestHub({ PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1', PAPRIKA_ASSIGN_WAIT_S: '0.3' }, { store });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+    await store?.close();
+  });
+
+  it('takes no job; the job waits and goes over the new link once it is welcomed', async () => {
+    const old = await rawLink(hub.url, 'w-swap');
+    let release!: () => void;
+    let entered!: () => void;
+    const inHello = new Promise<void>((r) => (entered = r));
+    stall = { entered, release: new Promise<void>((r) => (release = r)) };
+
+    const ws = new WebSocket(`${hub.url.replace('http', 'ws')}/workers/w-swap/link`);
+    const frames: any[] = [];
+    ws.on('message', (m) => frames.push(JSON.parse(String(m))));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(encode({ type: 'hello', worker_id: 'w-swap', capabilities: RAW_CAPS, disk_pct: 5, fresh: false }));
+    await inHello;
+
+    const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    expect(job.status).toBe('queued');
+    expect(old.frames.some((f) => f.type === 'assign')).toBe(false);
+
+    stall = undefined;
+    release();
+    const assign = await waitFor('assign over the new link', async () => frames.find((f) => f.type === 'assign'), 5000, 10);
+    expect(assign.job_id).toBe(job.id);
+    expect(old.frames.some((f) => f.type === 'assign')).toBe(false);
+    expect((await fetch(`${hub.url}/jobs/${job.id}`).then(json)).status).toBe('running');
+    ws.close();
+  });
+});
