@@ -74,24 +74,25 @@ export const WorkerMessage = z.discriminatedUnion('type', [
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 
-const AssignRunnable = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('fetch'), spec: FetchSpec }),
-  z.strictObject({ kind: z.literal('macro'), spec: MacroSpec }),
-  z.strictObject({ kind: z.literal('sleep'), spec: SleepSpec }),
+/** HubAssignJob: `kind` and `spec` at the top (SPEC: {job_id, kind, spec, deadline}), one variant per runnable kind. */
+const assignFields = {
+  type: z.literal('assign'),
+  v,
+  job_id: id,
+  assignment_id: id,
+  lane: z.number().int().min(0),
+  /** Epoch ms after which the worker stops the job and reports `timeout`. */
+  deadline: z.number(),
+};
+const AssignJob = z.discriminatedUnion('kind', [
+  z.strictObject({ ...assignFields, kind: z.literal('fetch'), spec: FetchSpec }),
+  z.strictObject({ ...assignFields, kind: z.literal('macro'), spec: MacroSpec }),
+  z.strictObject({ ...assignFields, kind: z.literal('sleep'), spec: SleepSpec }),
 ]);
 
 export const HubMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string() }),
-  z.strictObject({
-    type: z.literal('assign'), // HubAssignJob
-    v,
-    job_id: id,
-    assignment_id: id,
-    lane: z.number().int().min(0),
-    /** Epoch ms after which the worker stops the job and reports `timeout`. */
-    deadline: z.number(),
-    job: AssignRunnable,
-  }),
+  AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),
   z.strictObject({ type: z.literal('session_open'), v, request_id: id, session_id: id, lane: z.number().int().min(0), idle_timeout_s: z.number().positive() }),

@@ -66,7 +66,7 @@ export class LaneRunner {
     this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane }, 'job started');
     this.send({ type: 'job_started', job_id: msg.job_id, assignment_id: msg.assignment_id, lane });
     const done = this.lanes[lane]
-      .runJob(msg.job, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal })
+      .runJob(msg, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal })
       .catch((err: unknown): JobOutcome => ({ status: 'failed', error: `lane error: ${String(err)}` }))
       .then((outcome) => {
         clearTimeout(deadlineTimer);

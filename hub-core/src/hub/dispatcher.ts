@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { JobRequest, RunnableJob } from '../domain/job-spec.ts';
-import { encode } from '../protocol.ts';
+import { encode, type HubMessageBody } from '../protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Claim, JobRow, JobStore, NewJob } from '../ports/job-store.ts';
 import type { HubEvents } from './hub-events.ts';
@@ -43,14 +43,15 @@ export class Dispatcher {
   ) {}
 
   /** Pick a worker and hold one of its lanes for `jobId` (synchronously: no pick can race it). */
-  private reserve(jobId: string, spec: Record<string, unknown>): Reservation | undefined {
+  /** `spec` is what runs (a rerun's resolved spec), so its `timeout_s` sets the deadline. */
+  private reserve(jobId: string, spec: { timeout_s?: number }): Reservation | undefined {
     const link = this.fleet.pick();
     if (!link) return undefined;
     const assignmentId = randomUUID();
     const lane = link.reserve({ kind: 'job', id: jobId, assignmentId });
     if (lane === undefined) return undefined;
     const now = this.clock.now();
-    const timeoutS = typeof spec.timeout_s === 'number' ? spec.timeout_s : this.config.jobTimeoutS;
+    const timeoutS = spec.timeout_s ?? this.config.jobTimeoutS;
     return {
       link,
       lane,
@@ -65,7 +66,7 @@ export class Dispatcher {
   /** Send the assignment; on failure undo the claim (the job is queued and released again). */
   private async send(r: Reservation, job: JobRow, runnable: RunnableJob, via: 'inline' | 'redrive'): Promise<AssignOutcome> {
     try {
-      await r.link.socket.send(encode({ type: 'assign', job_id: job.id, assignment_id: r.claim.assignmentId, lane: r.lane, deadline: r.claim.deadlineAt.getTime(), job: runnable }));
+      await r.link.socket.send(encode({ type: 'assign', job_id: job.id, assignment_id: r.claim.assignmentId, lane: r.lane, deadline: r.claim.deadlineAt.getTime(), kind: runnable.kind, spec: runnable.spec } as HubMessageBody));
     } catch (err) {
       this.log.warn({ job_id: job.id, worker_id: r.link.worker_id, err: String(err) }, 'assign send failed; claim undone');
       await this.store.unclaimJob(job.id, r.claim.assignmentId, new Date(this.clock.now()));
@@ -87,7 +88,7 @@ export class Dispatcher {
       if (failed) this.events.jobChanged(failed);
       return { kind: 'failed', job: failed };
     }
-    const r = this.reserve(job.id, job.spec);
+    const r = this.reserve(job.id, runnable.spec);
     if (!r) return { kind: 'no_lane' };
     let claimed: JobRow | undefined;
     try {
@@ -110,7 +111,7 @@ export class Dispatcher {
   async submit(req: JobRequest, job: NewJob): Promise<{ job: JobRow; created: boolean; outcome: AssignOutcome | undefined }> {
     const spec = req.spec as Record<string, unknown>;
     const runnable = await this.resolve(req.kind, spec);
-    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, spec);
+    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable.spec);
     if (!r) {
       const inserted = await this.store.insertJob(job);
       return { ...inserted, outcome: undefined };
@@ -136,9 +137,9 @@ export class Dispatcher {
     const sourceId = String(spec.job_id);
     const source = await this.store.getJob(sourceId);
     if (!source) return `rerun: job ${sourceId} not found`;
-    if (source.kind === 'rerun') return this.resolve(source.kind, source.spec, depth + 1);
-    const resolved = { ...source.spec };
-    if (typeof spec.timeout_s === 'number') resolved.timeout_s = spec.timeout_s;
-    return { kind: source.kind, spec: resolved } as RunnableJob;
+    const inner = await this.resolve(source.kind, source.spec, depth + 1);
+    if (typeof inner === 'string' || typeof spec.timeout_s !== 'number') return inner;
+    // The rerun's own timeout_s wins over the one it copies.
+    return { kind: inner.kind, spec: { ...inner.spec, timeout_s: spec.timeout_s } } as RunnableJob;
   }
 }

@@ -28,7 +28,7 @@ describe('worker link protocol', () => {
   });
 
   it('validates the job inside an assign', () => {
-    const bad = parseHubMessage(JSON.stringify({ type: 'assign', v: 1, job_id: 'j', assignment_id: 'a', lane: 0, deadline: 1, job: { kind: 'sleep', spec: { ms: 'x' } } }));
+    const bad = parseHubMessage(JSON.stringify({ type: 'assign', v: 1, job_id: 'j', assignment_id: 'a', lane: 0, deadline: 1, kind: 'sleep', spec: { ms: 'x' } }));
     expect(bad.ok).toBe(false);
   });
 });
