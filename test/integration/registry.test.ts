@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryRegistry } from '../../hub-core/src/adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../../hub-core/src/adapters/redis/redis-registry.ts';
 import { systemClock } from '../../hub-core/src/ports/clock.ts';
-import type { Registry, WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
+import { HUB_HISTORY_S, type Registry, type WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
 import { REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
 
 const snap = (id: string, hub = 'hub-a', over: Partial<WorkerSnapshot> = {}): WorkerSnapshot => ({
@@ -86,6 +86,19 @@ for (const kind of ['memory', 'redis'] as const) {
       const hubs = await reg.listHubs(Date.now(), 60);
       expect(hubs.find((h) => h.hub_id === 'hub-live')).toMatchObject({ alive: true, workers: 3, url: 'http://l' });
       expect(hubs.find((h) => h.hub_id === 'hub-dead')).toMatchObject({ alive: false });
+    });
+
+    it('a short window only filters: a hub dead for minutes stays listed for HUB_HISTORY_S, then goes', async () => {
+      const now = Date.now();
+      await reg.heartbeatHub({ hub_id: 'hub-minutes', url: 'http://m', started_at: now, workers: 0, free_lanes: 0 }, 0.05, now - 120_000);
+      await reg.heartbeatHub({ hub_id: 'hub-ancient', url: 'http://a', started_at: now, workers: 0, free_lanes: 0 }, 0.05, now - (HUB_HISTORY_S + 10) * 1000);
+      await new Promise((r) => setTimeout(r, 150)); // rows expired (Redis counts the TTL from now)
+      // A forward or a start-up check asks only for hubs seen within HUB_TTL...
+      expect((await reg.listHubs(now, 90)).map((h) => h.hub_id)).not.toContain('hub-minutes');
+      // ...and the console still shows the one that died two minutes ago.
+      const listed = await reg.listHubs(now, HUB_HISTORY_S);
+      expect(listed.find((h) => h.hub_id === 'hub-minutes')).toMatchObject({ alive: false });
+      expect(listed.map((h) => h.hub_id)).not.toContain('hub-ancient');
     });
   });
 }

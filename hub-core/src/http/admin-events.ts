@@ -5,10 +5,10 @@ import type { WebSocket } from 'ws';
 import type { Hub } from '../hub/hub.ts';
 import type { JobRow } from '../ports/job-store.ts';
 import { hubJson, jobJson, workerJson } from './json.ts';
+import { HUB_HISTORY_S } from '../ports/registry.ts';
 
 const DEBOUNCE_MS = 250;
 const SNAPSHOT_MS = 5000;
-const HUBS_RECENT_S = 3600;
 
 export class AdminEventStream {
   private readonly clients = new Set<WebSocket>();
@@ -58,7 +58,7 @@ export class AdminEventStream {
   private async snapshot(): Promise<Record<string, unknown>> {
     const hub = this.hub;
     try {
-      const [view, hubs, counts] = await Promise.all([hub.fleetView.read(), hub.registry.listHubs(hub.clock.now(), HUBS_RECENT_S), hub.store.countByStatus()]);
+      const [view, hubs, counts] = await Promise.all([hub.fleetView.read(), hub.registry.listHubs(hub.clock.now(), HUB_HISTORY_S), hub.store.countByStatus()]);
       return {
         type: 'snapshot',
         workers: view.workers.map(workerJson),

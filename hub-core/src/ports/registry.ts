@@ -36,6 +36,9 @@ export interface HubRow extends HubInfo {
   last_seen: number;
 }
 
+/** How long a stopped hub stays in the registry (and the console) as recently dead. */
+export const HUB_HISTORY_S = 3600;
+
 export interface Registry {
   /** The IP-derived id, taken atomically: the same IP always gets its id back. */
   claimWorkerId(lanIp: string, hostname: string): Promise<string>;
@@ -53,7 +56,10 @@ export interface Registry {
   getSessionOwner(sessionId: string): Promise<string | undefined>;
   deleteSession(sessionId: string): Promise<void>;
   heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void>;
-  /** Live hubs and the recently dead (in the index, row expired) seen within `recentS`. */
+  /**
+   * Live hubs and the recently dead (in the index, row expired) seen within `recentS`. Index
+   * entries older than HUB_HISTORY_S are pruned; a shorter `recentS` only filters.
+   */
   listHubs(now: number, recentS: number): Promise<HubRow[]>;
   removeHub(hubId: string): Promise<void>;
   ping(): Promise<void>;

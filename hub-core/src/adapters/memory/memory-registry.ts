@@ -2,6 +2,7 @@
 import { workerIdCandidates } from '../../domain/worker-id.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
+import { HUB_HISTORY_S } from '../../ports/registry.ts';
 
 interface Expiring<T> {
   value: T;
@@ -75,10 +76,8 @@ export class MemoryRegistry implements Registry {
   async listHubs(now: number, recentS: number): Promise<HubRow[]> {
     const out: HubRow[] = [];
     for (const [id, seen] of this.hubsIndex) {
-      if (seen < now - recentS * 1000) {
-        this.hubsIndex.delete(id);
-        continue;
-      }
+      if (seen < now - HUB_HISTORY_S * 1000) this.hubsIndex.delete(id);
+      if (seen < now - recentS * 1000) continue;
       const live = this.live(this.hubs, id);
       out.push(live ? { ...live, alive: true } : { hub_id: id, url: '', started_at: 0, workers: 0, free_lanes: 0, alive: false, last_seen: seen });
     }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { workerIdCandidates } from '../../domain/worker-id.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
-import { FleetTimeoutError } from '../../ports/registry.ts';
+import { FleetTimeoutError, HUB_HISTORY_S } from '../../ports/registry.ts';
 
 const LUA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lua');
 const SCRIPTS = {
@@ -192,7 +192,7 @@ export class RedisRegistry implements Registry {
 
   async listHubs(now: number, recentS: number): Promise<HubRow[]> {
     const since = now - recentS * 1000;
-    await this.redis.zremrangebyscore(this.k.hubsIndex, '-inf', `(${since}`);
+    await this.redis.zremrangebyscore(this.k.hubsIndex, '-inf', `(${now - HUB_HISTORY_S * 1000}`);
     const flat = await this.redis.zrangebyscore(this.k.hubsIndex, since, '+inf', 'WITHSCORES');
     const ids: string[] = [];
     const seen: number[] = [];

@@ -8,11 +8,11 @@ import type { Hub } from '../../hub/hub.ts';
 import { requireToken } from '../auth.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
+import { HUB_HISTORY_S } from '../../ports/registry.ts';
 
 export const WORKER_STATUSES = ['active', 'drain', 'standby'] as const;
 const StatusBody = z.strictObject({ status: z.enum(WORKER_STATUSES) });
 const WorkerId = z.strictObject({ id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a worker id') });
-const HUBS_RECENT_S = 3600;
 
 export function adminRoutes(hub: Hub) {
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
@@ -49,7 +49,7 @@ export function adminRoutes(hub: Hub) {
     });
 
     app.get('/admin/hubs', async () => {
-      const hubs = await hub.registry.listHubs(hub.clock.now(), HUBS_RECENT_S);
+      const hubs = await hub.registry.listHubs(hub.clock.now(), HUB_HISTORY_S);
       return { hubs: hubs.map((h) => hubJson(h, hub.config.hubId)) };
     });
 
