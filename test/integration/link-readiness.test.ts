@@ -7,6 +7,7 @@ import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { encode } from '../../hub-core/src/protocol.ts';
+import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { RAW_CAPS, rawLink } from '../harness/raw-link.ts';
@@ -102,5 +103,33 @@ describe('the old link of a worker whose new link is saying hello', () => {
     expect(old.frames.some((f) => f.type === 'assign')).toBe(false);
     expect((await fetch(`${hub.url}/jobs/${job.id}`).then(json)).status).toBe('running');
     ws.close();
+  });
+});
+
+describe("the hub's heartbeat period", () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await startTestHub({ PAPRIKA_HEARTBEAT_S: '0.1', PAPRIKA_WORKER_TTL_S: '0.6' });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it('wins over the worker\'s own: a worker configured for 60 s beats every 0.1 s and stays alive past the TTL', async () => {
+    const agent = await startSimAgent(hub.url, 1, { heartbeatS: 60 });
+    try {
+      const seen = new Set<number>();
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {
+        const link = hub.hub.fleet.get(agent.workerId);
+        if (link) seen.add(link.last_seen_ms);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(seen.size).toBeGreaterThanOrEqual(5);
+      const row = (await fetch(`${hub.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === agent.workerId);
+      expect(row.alive).toBe(true);
+    } finally {
+      await agent.stop();
+    }
   });
 });

@@ -38,6 +38,8 @@ export class WorkerAgent {
   private ws: WebSocket | undefined;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The hub's period once welcomed (PAPRIKA_HEARTBEAT_S of the hub), ours until then. */
+  private heartbeatS: number;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private welcomeTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
@@ -60,6 +62,7 @@ export class WorkerAgent {
   readonly linked: Promise<void>;
 
   constructor(private readonly o: AgentOptions) {
+    this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd());
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.queueResult(r));
     this.linked = new Promise((resolve) => (this.linkedOnce = resolve));
@@ -166,7 +169,10 @@ export class WorkerAgent {
         clearTimeout(this.welcomeTimer);
         this.attempt = 0;
         this.welcomed = true;
-        this.o.log.info({ worker_id: msg.worker_id, hub_id: msg.hub_id, status: msg.status }, 'linked');
+        this.o.log.info({ worker_id: msg.worker_id, hub_id: msg.hub_id, status: msg.status, heartbeat_s: msg.heartbeat_s }, 'linked');
+        // The hub judges liveness against its own period, so its heartbeat_s wins over ours.
+        if (msg.heartbeat_s !== this.heartbeatS) this.o.log.info({ hub: msg.heartbeat_s, local: this.heartbeatS }, 'heartbeat period set by the hub');
+        this.heartbeatS = msg.heartbeat_s;
         this.startHeartbeat();
         this.resendResults(0);
         this.linkedOnce?.();
@@ -217,11 +223,11 @@ export class WorkerAgent {
   private startHeartbeat(): void {
     clearInterval(this.heartbeatTimer);
     void this.heartbeat();
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatS * 1000);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatS * 1000);
   }
 
   private async heartbeat(): Promise<void> {
-    this.resendResults(this.o.heartbeatS * 1000);
+    this.resendResults(this.heartbeatS * 1000);
     const s = await this.stats.sample();
     this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates() });
   }
