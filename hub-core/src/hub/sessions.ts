@@ -63,7 +63,10 @@ export class SessionService {
         if (!reply.ok) {
           if (link.release(sessionId) !== undefined) this.fleet.laneFreed();
           this.log.warn({ worker_id: link.worker_id, error: reply.error }, 'session_open refused');
-          continue; // another worker may take it
+          // Another worker may take it, within the same ASSIGN_WAIT: a lane that keeps refusing
+          // must not hold the request open forever.
+          if (this.clock.now() >= until || signal?.aborted) return undefined;
+          continue;
         }
         this.local.set(sessionId, { link, lane, idleS });
         await this.registry.setSessionOwner(sessionId, this.config.hubId, idleS * 2).catch((err: unknown) => this.log.warn({ err: String(err) }, 'session owner not recorded'));
