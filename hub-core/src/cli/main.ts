@@ -30,7 +30,7 @@ async function hubCommand(argv: string[]): Promise<void> {
     port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
   }
-  const config = loadConfig(process.env, { port });
+  loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler
   // Signals are caught from the start: one that arrives while the hub starts stops it
   // gracefully once it is up. A second one gets Node's default (an immediate exit).
   let hub: Awaited<ReturnType<typeof startHub>> | undefined;
@@ -50,8 +50,10 @@ async function hubCommand(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
-  hub = await startHub({ config });
-  console.log(`paprika hub ${config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
+  // From env and port, not from `config`: with port 0 startHub picks the free port first, so
+  // the default hub id and PAPRIKA_HUB_URL name the port it listens on.
+  hub = await startHub({ env: process.env, port });
+  console.log(`paprika hub ${hub.config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
   if (stopRequested) await stop();
 }
 

@@ -1,0 +1,45 @@
+// `paprika hub` flags as an operator types them: --port 0 takes a free port and names it in
+// the hub id and URL peers forward to; a bad --port is refused with a message naming the flag.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PAPRIKA_BIN } from '../harness/agents.ts';
+import { waitFor } from '../harness/processes.ts';
+import { json } from '../harness/http.ts';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [PAPRIKA_BIN, ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+describe('paprika hub flags', () => {
+  it('--port 0 listens on a free port and advertises that port in its id and URL', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, PAPRIKA_DATABASE_URL: '', PAPRIKA_REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '' });
+    try {
+      const line = await waitFor('listening line', async () => /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(hub.output()) ?? undefined, 30_000, 50);
+      const [, url, port] = line;
+      expect(Number(port)).toBeGreaterThan(0);
+      const health = await fetch(`${url}/healthz`).then(json);
+      expect(health.hub_id).toBe(`hub-${os.hostname()}-${port}`);
+      const hubs = (await fetch(`${url}/admin/hubs`).then(json)).hubs;
+      expect(hubs.find((h: any) => h.local)).toMatchObject({ hub_id: health.hub_id, url });
+    } finally {
+      hub.child.kill('SIGTERM');
+      expect(await hub.exited).toBe(0);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([['abc'], ['70000'], ['1.5']])('refuses --port %s with exit 2 and a message naming --port', async (value) => {
+    const hub = run(['hub', '--port', value]);
+    expect(await hub.exited).toBe(2);
+    expect(hub.output()).toMatch(/--port expects a port number/);
+  });
+});
