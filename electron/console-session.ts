@@ -24,7 +24,9 @@ async function passToHub(req: Request, link: HubLink, hubPath: string): Promise<
     const v = req.headers.get(h);
     if (v) headers.set(h, v);
   }
-  // The console's own token prompt (localStorage) wins over the stored one when present.
+  // The console's own token prompts (localStorage) win over the stored one when present. The
+  // stored one is the admin token; on /jobs it is the first try, as the browser console's is,
+  // and the console sends the API token it asked for once the hub refuses it.
   const presented = req.headers.get('authorization');
   if (presented) headers.set('authorization', presented);
   else if (link.token) headers.set('authorization', `Bearer ${link.token}`);

@@ -6,6 +6,7 @@ import { DesktopSettings } from './components/DesktopSettings.tsx';
 import { HeaderSummary } from './components/HeaderSummary.tsx';
 import { TokenPrompt } from './components/TokenPrompt.tsx';
 import { desktopBridge } from './live/desktop-bridge.ts';
+import { tokenToAsk } from './model/hub-tokens.ts';
 import { connectionStore } from './stores/connection.ts';
 import { ChartsView } from './views/ChartsView.tsx';
 import { HubsView } from './views/HubsView.tsx';
@@ -24,6 +25,8 @@ export function App() {
   const [view, setView] = useState<View>(viewFromHash);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const authRequired = useStore(connectionStore, (s) => s.link.authRequired);
+  const apiAuth = useStore(connectionStore, (s) => s.apiAuth);
+  const ask = tokenToAsk(authRequired, apiAuth);
   const config = useStore(connectionStore, (s) => s.config);
   const hubUrl = useStore(connectionStore, (s) => s.hubUrl);
 
@@ -63,7 +66,8 @@ export function App() {
         {view === 'jobs' && <JobsView />}
         {view === 'charts' && <ChartsView />}
       </main>
-      {authRequired && <TokenPrompt />}
+      {/* keyed: a new question starts with an empty field */}
+      {ask && <TokenPrompt key={ask} scope={ask} />}
       {settingsOpen && <DesktopSettings onClose={() => setSettingsOpen(false)} />}
     </div>
   );

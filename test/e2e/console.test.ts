@@ -1,5 +1,7 @@
 // The admin console end to end: a hub with three simulated agents, the console in headless
 // Chromium. Drain from the table reaches the scheduler; a killed agent turns offline live.
+// Then hubs with PAPRIKA_API_TOKEN and PAPRIKA_ADMIN_TOKEN: the console sends each route
+// group its own token, and asks once when both are the same.
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
@@ -27,13 +29,14 @@ async function ensureConsoleBuilt(): Promise<void> {
   await build({ configFile: path.join(ROOT, 'renderer/vite.config.ts'), logLevel: 'warn' });
 }
 
-async function runSleepJob(hubUrl: string): Promise<JobJson> {
-  const res = await fetch(`${hubUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 50 } }) });
+async function runSleepJob(hubUrl: string, apiToken?: string): Promise<JobJson> {
+  const auth: Record<string, string> = apiToken ? { authorization: `Bearer ${apiToken}` } : {};
+  const res = await fetch(`${hubUrl}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 50 } }) });
   expect(res.status).toBe(201);
   const { id } = (await res.json()) as JobJson;
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const job = (await (await fetch(`${hubUrl}/jobs/${id}`)).json()) as JobJson;
+    const job = (await (await fetch(`${hubUrl}/jobs/${id}`, { headers: auth })).json()) as JobJson;
     if (TERMINAL.has(job.status)) return job;
     if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status} after 10 s`);
     await new Promise((r) => setTimeout(r, 25));
@@ -105,5 +108,116 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('admin console against a live hub', ()
     expect(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
     expect(await row(agents.agents[2].workerId).locator('[data-testid="worker-alive"]').textContent()).toBe('alive');
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('admin console against a hub with API and admin tokens', () => {
+  let browser: Browser;
+  const prompt = (page: Page, scope: 'admin' | 'api'): Locator => page.locator(`[data-testid="token-prompt"][data-token-scope="${scope}"]`);
+  const jobRow = (page: Page, id: string): Locator => page.locator(`[data-testid="job-row"][data-job-id="${id}"]`);
+
+  /** A hub with these tokens (on loopback: tokens would bind it to 0.0.0.0), one agent and one finished job. */
+  async function hubWithJob(tokens: { api: string; admin: string }) {
+    const hub = await startTestHub({ PAPRIKA_API_TOKEN: tokens.api, PAPRIKA_ADMIN_TOKEN: tokens.admin, PAPRIKA_BIND: '127.0.0.1', PAPRIKA_HEARTBEAT_S: '0.2' });
+    const agents = await startSimAgents(hub.url, 1, 1, { heartbeatS: 0.2 });
+    // Finished before the console opens: only GET /jobs can show it, not a live job event.
+    const job = await runSleepJob(hub.url, tokens.api);
+    expect(job.status).toBe('succeeded');
+    return { hub, agents, job };
+  }
+
+  /** Which bearer each hub call carried, by path group. */
+  function recordBearers(page: Page): { jobs: Set<string>; admin: Set<string> } {
+    const seen = { jobs: new Set<string>(), admin: new Set<string>() };
+    page.on('request', (req) => {
+      const p = new URL(req.url()).pathname;
+      const bearer = req.headers().authorization ?? '(none)';
+      if (p.startsWith('/jobs')) seen.jobs.add(bearer);
+      else if (p.startsWith('/admin/') && p !== '/admin/events') seen.admin.add(bearer);
+    });
+    return seen;
+  }
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('asks for the admin token, then the API token, lists and opens a job, and keeps both across a reload', async () => {
+    const { hub, agents, job } = await hubWithJob({ api: 'api-t', admin: 'admin-t' });
+    const page = await browser.newPage({ viewport: { width: 1480, height: 800 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const bearers = recordBearers(page);
+    try {
+      await page.goto(`${hub.url}/#/jobs`);
+      await prompt(page, 'admin').waitFor({ timeout: 10_000 });
+      expect(await prompt(page, 'admin').textContent()).toContain('Admin token (PAPRIKA_ADMIN_TOKEN)');
+      await page.fill('[data-testid="token-input"]', 'admin-t');
+      await page.click('[data-testid="token-save"]');
+
+      // The admin token opens /admin/* but the hub refuses it on /jobs: now the API token.
+      await prompt(page, 'api').waitFor({ timeout: 10_000 });
+      expect(await prompt(page, 'api').textContent()).toContain('API token (PAPRIKA_API_TOKEN)');
+      // An operator without the API token can put the question off; the Jobs view offers it again.
+      await page.click('[data-testid="token-skip"]');
+      await page.locator('[data-testid="api-token-needed"]').waitFor({ timeout: 5000 });
+      expect(await page.locator('[data-testid="token-prompt"]').count()).toBe(0);
+      await page.click('[data-testid="api-token-ask"]');
+      await prompt(page, 'api').waitFor({ timeout: 5000 });
+      await page.fill('[data-testid="token-input"]', 'api-t');
+      await page.click('[data-testid="token-save"]');
+
+      await jobRow(page, job.id).waitFor({ timeout: 10_000 });
+      expect(await page.locator('[data-testid="token-prompt"]').count()).toBe(0);
+      await jobRow(page, job.id).click();
+      await expect.poll(() => page.locator('[data-testid="job-detail"] .facts .pill').textContent(), { timeout: 5000 }).toBe('succeeded');
+      await page.click('[data-testid="tab-workers"]');
+      await expect.poll(() => page.locator('[data-testid="worker-row"]').count(), { timeout: 10_000 }).toBe(1);
+      expect(bearers.admin.has('Bearer admin-t')).toBe(true);
+      expect(bearers.admin.has('Bearer api-t')).toBe(false);
+      expect(bearers.jobs.has('Bearer api-t')).toBe(true);
+
+      // Both tokens are kept in the browser: a reload asks for neither.
+      await page.click('[data-testid="tab-jobs"]');
+      await page.reload();
+      await jobRow(page, job.id).waitFor({ timeout: 10_000 });
+      expect(await page.locator('[data-testid="token-prompt"]').count()).toBe(0);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.close();
+      await agents.stopAll().catch(() => {});
+      await hub.stop();
+    }
+  });
+
+  it('asks only once when the API and admin tokens are the same', async () => {
+    const { hub, agents, job } = await hubWithJob({ api: 'same-t', admin: 'same-t' });
+    const page = await browser.newPage({ viewport: { width: 1480, height: 800 } });
+    const bearers = recordBearers(page);
+    let apiAsked = false;
+    try {
+      await page.goto(`${hub.url}/#/jobs`);
+      await prompt(page, 'admin').waitFor({ timeout: 10_000 });
+      void prompt(page, 'api')
+        .waitFor({ timeout: 15_000 })
+        .then(() => (apiAsked = true), () => {});
+      await page.fill('[data-testid="token-input"]', 'same-t');
+      await page.click('[data-testid="token-save"]');
+      await jobRow(page, job.id).waitFor({ timeout: 10_000 });
+      // Past the next jobs poll (5 s): still no second question.
+      await page.waitForTimeout(5500);
+      expect(apiAsked).toBe(false);
+      expect(await page.locator('[data-testid="token-prompt"]').count()).toBe(0);
+      expect(bearers.jobs.has('Bearer same-t')).toBe(true);
+    } finally {
+      await page.close();
+      await agents.stopAll().catch(() => {});
+      await hub.stop();
+    }
   });
 });

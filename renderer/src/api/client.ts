@@ -1,5 +1,6 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
+import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
 import type { AdminConfig, AdminEvent, HubInfo, Job, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
@@ -21,7 +22,8 @@ export interface ApiClientOptions {
   baseUrl: string;
   /** Where the live-feed socket connects when not the API base (the desktop app proxies HTTP only). */
   eventsBaseUrl?: string;
-  getToken: () => string | null;
+  /** The bearer for a route group: /jobs and /sessions ('api') are guarded apart from /admin/*. */
+  getToken: (scope: TokenScope) => string | null;
   fetchImpl?: typeof fetch;
   timeoutMs?: number;
 }
@@ -35,7 +37,7 @@ export function createApiClient(opts: ApiClientOptions) {
 
   async function request(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    const token = opts.getToken();
+    const token = opts.getToken(tokenScopeFor(path));
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
@@ -81,7 +83,7 @@ export function createApiClient(opts: ApiClientOptions) {
       const http = new URL((opts.eventsBaseUrl || base || origin).replace(/\/+$/, '') + '/admin/events');
       http.protocol = http.protocol === 'https:' ? 'wss:' : 'ws:';
       // Browsers cannot set headers on a WebSocket: the hub accepts ?token= here (auth.ts).
-      const token = opts.getToken();
+      const token = opts.getToken('admin');
       if (token) http.searchParams.set('token', token);
       return http.toString();
     },

@@ -50,9 +50,10 @@ export function DesktopSettings({ onClose }: { onClose(): void }) {
               Hub URL <input value={remoteUrl} onChange={(e) => setRemoteUrl(e.target.value)} placeholder="https://hub.example:8080" />
             </label>
             <label className="field">
-              Admin token{' '}
+              Admin token (PAPRIKA_ADMIN_TOKEN){' '}
               <input type="password" value={token} onChange={(e) => setToken(e.target.value)} placeholder={view?.hasToken ? '(stored — leave empty to keep)' : 'PAPRIKA_ADMIN_TOKEN'} />
             </label>
+            <p className="muted">If jobs on this hub need a different API token (PAPRIKA_API_TOKEN), the console asks for it.</p>
             {view && !view.encryptionAvailable && <p className="muted">OS encryption is unavailable: the token cannot be stored and must be entered in the console.</p>}
           </>
         )}

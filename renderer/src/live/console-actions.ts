@@ -1,14 +1,14 @@
 // What the operator can do from the console. Components call these; these call the API
 // client and write the results into the stores.
 import { ApiError, type ApiClient } from '../api/client.ts';
+import { TOKEN_KEYS, tokenToSend, type TokenScope } from '../model/hub-tokens.ts';
 import { isImageAsset } from '../model/job-list.ts';
 import { needsConfirm } from '../model/worker-table.ts';
+import { connectionStore } from '../stores/connection.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
-
-export const TOKEN_KEY = 'paprika.adminToken';
 
 export interface PendingConfirm {
   workerId: string;
@@ -52,6 +52,7 @@ export class ConsoleActions {
       jobsStore.getState().setDetail(job);
       await this.loadAssets(id, job.assets ?? []);
     } catch (err) {
+      this.noteRefused(err);
       if (jobsStore.getState().selectedId === id) jobsStore.getState().setDetail(null, err instanceof Error ? err.message : String(err));
     }
   }
@@ -63,6 +64,7 @@ export class ConsoleActions {
         try {
           return { name, url: URL.createObjectURL(await this.client.assetBlob(id, name)) };
         } catch (err) {
+          this.noteRefused(err);
           return { name, url: null, error: err instanceof Error ? err.message : String(err) };
         }
       }),
@@ -79,8 +81,14 @@ export class ConsoleActions {
     try {
       jobsStore.getState().applyJob(await this.client.cancelJob(id));
     } catch (err) {
+      this.noteRefused(err);
       jobsStore.getState().setDetail(jobsStore.getState().detail, err instanceof ApiError ? err.message : String(err));
     }
+  }
+
+  /** The operator asked for a job and /jobs refused the token: ask for the API token. */
+  private noteRefused(err: unknown): void {
+    if (err instanceof ApiError && err.unauthorized) connectionStore.getState().apiRefused(err.message, true);
   }
 
   setJobFilter(patch: { statusFilter?: string; search?: string }): void {
@@ -89,10 +97,23 @@ export class ConsoleActions {
     if (patch.statusFilter !== undefined && patch.statusFilter !== before) void this.feed.pollJobs();
   }
 
-  saveToken(token: string): void {
-    if (token) localStorage.setItem(TOKEN_KEY, token);
-    else localStorage.removeItem(TOKEN_KEY);
+  saveToken(token: string, scope: TokenScope = 'admin'): void {
+    if (token) localStorage.setItem(TOKEN_KEYS[scope], token);
+    else localStorage.removeItem(TOKEN_KEYS[scope]);
+    // The question is answered; the calls below ask again if the hub still refuses.
+    if (connectionStore.getState().apiAuth === 'asking') connectionStore.getState().setApiAuth('ok');
     this.feed.restart();
+    const open = jobsStore.getState().selectedId;
+    if (open) void this.openJob(open);
+  }
+
+  /** Put the API token question off: the admin views work without it; the Jobs view offers it again. */
+  dismissApiToken(): void {
+    connectionStore.getState().setApiAuth('dismissed');
+  }
+
+  askApiToken(): void {
+    connectionStore.getState().setApiAuth('asking');
   }
 
   openExternal(url: string): void {
@@ -103,10 +124,14 @@ export class ConsoleActions {
   }
 }
 
-export function storedToken(): string | null {
+function kept(scope: TokenScope): string | null {
   try {
-    return localStorage.getItem(TOKEN_KEY);
+    return localStorage.getItem(TOKEN_KEYS[scope]);
   } catch {
     return null;
   }
+}
+
+export function storedToken(scope: TokenScope): string | null {
+  return tokenToSend(scope, { admin: kept('admin'), api: kept('api') });
 }

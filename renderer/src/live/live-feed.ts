@@ -171,10 +171,14 @@ export class LiveFeed {
     try {
       const { jobs } = await this.deps.client.jobs({ status: status || undefined });
       // Drop an answer for a filter the operator has since changed.
-      if (!this.stopped && jobsStore.getState().statusFilter === status) jobsStore.getState().setList(jobs, this.now());
+      if (this.stopped) return;
+      connectionStore.getState().apiAccepted();
+      if (jobsStore.getState().statusFilter === status) jobsStore.getState().setList(jobs, this.now());
     } catch (err) {
-      // /jobs may sit behind PAPRIKA_API_TOKEN rather than the admin token: not a lost link.
-      if (!(err instanceof ApiError && err.unauthorized)) this.fail(err);
+      // /jobs sits behind PAPRIKA_API_TOKEN, not the admin token: ask for it, not a lost link.
+      if (err instanceof ApiError && err.unauthorized) {
+        if (!this.stopped) connectionStore.getState().apiRefused(err.message, false);
+      } else this.fail(err);
     }
   }
 

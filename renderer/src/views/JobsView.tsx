@@ -20,6 +20,7 @@ export function JobsView() {
   const search = useStore(jobsStore, (s) => s.search);
   const selectedId = useStore(jobsStore, (s) => s.selectedId);
   const jobStatuses = useStore(connectionStore, (s) => s.config?.job_statuses ?? NONE);
+  const apiAuth = useStore(connectionStore, (s) => s.apiAuth);
   const now = useNow();
   const rows = useMemo(() => filterJobs(list, statusFilter, search), [list, statusFilter, search]);
 
@@ -38,6 +39,14 @@ export function JobsView() {
         ))}
         <input className="search" type="search" placeholder="Filter by id, kind, worker, error…" value={search} onChange={(e) => actions.setJobFilter({ search: e.target.value })} />
       </div>
+      {apiAuth === 'dismissed' && (
+        <div className="inline-error" data-testid="api-token-needed">
+          The hub refuses the jobs list without its API token (PAPRIKA_API_TOKEN).{' '}
+          <button className="btn small" onClick={() => actions.askApiToken()} data-testid="api-token-ask">
+            Enter API token
+          </button>
+        </div>
+      )}
       <div className="split">
         <div className="split-main">
           <table className="dtable clickable" data-testid="jobs-table">
