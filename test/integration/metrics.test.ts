@@ -48,5 +48,8 @@ describe('GET /metrics', () => {
     expect(metricValue(text, 'paprika_reconciler_actions_total', 'reason="queued_timeout"')).toBe(1);
     expect(metricValue(text, 'paprika_local_workers')).toBe(1);
     expect(metricValue(text, 'paprika_fleet_workers')).toBe(1);
+    // Node's defaults, for the process behind this hub.
+    expect(metricValue(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(metricValue(text, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
   });
 });

@@ -4,6 +4,8 @@ import client from 'prom-client';
 
 export function createMetrics() {
   const registry = new client.Registry();
+  // Node's own figures (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, heap, GC, …).
+  client.collectDefaultMetrics({ register: registry });
   const counter = (name: string, help: string, labelNames: string[] = []) => new client.Counter({ name, help, labelNames, registers: [registry] });
   const gauge = (name: string, help: string) => new client.Gauge({ name, help, registers: [registry] });
   return {
