@@ -54,6 +54,38 @@ describe('a link whose disk the hub does not know yet (PAPRIKA_DISK_MAX_PCT=50)'
   });
 });
 
+describe('a link that becomes pickable by its first heartbeat (redrive off)', () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await startTestHub({ PAPRIKA_QUEUE_REDRIVE_DISABLE: '1', PAPRIKA_ASSIGN_WAIT_S: '5' });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it('wakes the POST /jobs waiting for a lane: the job runs there instead of staying queued', async () => {
+    const link = await rawLink(hub.url, 'w-late-disk', { disk_pct: undefined });
+    const pending = post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    await new Promise((r) => setTimeout(r, 300)); // the POST is waiting inline
+    expect(link.frames.some((f) => f.type === 'assign')).toBe(false);
+    link.ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 10, lanes: [] }));
+    const job = await pending;
+    expect(job).toMatchObject({ status: 'running', worker_id: 'w-late-disk' });
+    link.ws.close();
+  });
+
+  it('stops waiting when the client hangs up, and not before', async () => {
+    const client = new AbortController();
+    const pending = fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }), signal: client.signal }).catch((err: unknown) => err);
+    await waitFor('POST waiting inline', async () => hub.hub.jobs.pendingInline === 1, 3000, 10);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hub.hub.jobs.pendingInline).toBe(1); // still waiting: reading the body did not end it
+    client.abort();
+    await pending;
+    await waitFor('inline wait ended', async () => hub.hub.jobs.pendingInline === 0, 3000, 10); // well before the 5 s ASSIGN_WAIT
+  });
+});
+
 describe('the old link of a worker whose new link is saying hello', () => {
   let hub: TestHub;
   let store: Awaited<ReturnType<typeof openJobStore>>;
@@ -103,6 +135,29 @@ describe('the old link of a worker whose new link is saying hello', () => {
     expect(old.frames.some((f) => f.type === 'assign')).toBe(false);
     expect((await fetch(`${hub.url}/jobs/${job.id}`).then(json)).status).toBe('running');
     ws.close();
+  });
+
+  it('a hello whose link closed meanwhile does not replace the newer link that linked first', async () => {
+    let release!: () => void;
+    let entered!: () => void;
+    const inHello = new Promise<void>((r) => (entered = r));
+    stall = { entered, release: new Promise<void>((r) => (release = r)) };
+    const first = new WebSocket(`${hub.url.replace('http', 'ws')}/workers/w-late-hello/link`);
+    await new Promise((r) => first.once('open', r));
+    first.send(encode({ type: 'hello', worker_id: 'w-late-hello', capabilities: RAW_CAPS, disk_pct: 5 }));
+    await inHello;
+    first.terminate();
+    stall = undefined;
+
+    const second = await rawLink(hub.url, 'w-late-hello', { fresh: false });
+    release(); // the first hello goes on, for a link that is gone
+    await new Promise((r) => setTimeout(r, 300));
+    expect(second.ws.readyState).toBe(WebSocket.OPEN);
+    expect(second.frames.some((f) => f.type === 'welcome')).toBe(true);
+    const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
+    expect(job).toMatchObject({ status: 'running', worker_id: 'w-late-hello' });
+    expect(second.frames.some((f) => f.type === 'assign' && f.job_id === job.id)).toBe(true);
+    second.ws.close();
   });
 });
 

@@ -63,7 +63,7 @@ export class WorkerAgent {
 
   constructor(private readonly o: AgentOptions) {
     this.heartbeatS = o.heartbeatS;
-    this.stats = new HostStats(o.diskPath ?? process.cwd());
+    this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.queueResult(r));
     this.linked = new Promise((resolve) => (this.linkedOnce = resolve));
   }

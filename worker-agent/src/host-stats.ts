@@ -16,7 +16,12 @@ export class HostStats {
   private last = cpuTimes();
   private disk: { pct: number; at: number } | undefined;
 
-  constructor(private readonly diskPath: string) {}
+  private warned = false;
+
+  constructor(
+    private readonly diskPath: string,
+    private readonly onUnreadable?: (message: string) => void,
+  ) {}
 
   async diskPct(): Promise<number> {
     let pct = 0;
@@ -25,7 +30,10 @@ export class HostStats {
       const used = s.blocks - s.bfree;
       // As df computes it: used / (used + available to unprivileged users).
       pct = clampPct((used / (used + s.bavail)) * 100);
-    } catch {
+    } catch (err) {
+      // Unreadable: reported as 0 % (the worker keeps taking work), and said once.
+      if (!this.warned) this.onUnreadable?.(`disk usage of ${this.diskPath} unreadable (${String(err)}); reporting 0 %`);
+      this.warned = true;
       pct = 0;
     }
     this.disk = { pct, at: Date.now() };

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { JobRequest, RunnableJob } from '../domain/job-spec.ts';
-import { encode, type HubMessageBody } from '../protocol.ts';
+import { encode } from '../protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Claim, JobRow, JobStore, NewJob } from '../ports/job-store.ts';
 import type { HubEvents } from './hub-events.ts';
@@ -42,8 +42,10 @@ export class Dispatcher {
     private readonly metrics: HubMetrics,
   ) {}
 
-  /** Pick a worker and hold one of its lanes for `jobId` (synchronously: no pick can race it). */
-  /** `spec` is what runs (a rerun's resolved spec), so its `timeout_s` sets the deadline. */
+  /**
+   * Pick a worker and hold one of its lanes for `jobId` (synchronously: no pick can race it).
+   * `spec` is what runs (a rerun's resolved spec), so its `timeout_s` sets the deadline.
+   */
   private reserve(jobId: string, spec: { timeout_s?: number }): Reservation | undefined {
     const link = this.fleet.pick();
     if (!link) return undefined;
@@ -66,7 +68,7 @@ export class Dispatcher {
   /** Send the assignment; on failure undo the claim (the job is queued and released again). */
   private async send(r: Reservation, job: JobRow, runnable: RunnableJob, via: 'inline' | 'redrive'): Promise<AssignOutcome> {
     try {
-      await r.link.socket.send(encode({ type: 'assign', job_id: job.id, assignment_id: r.claim.assignmentId, lane: r.lane, deadline: r.claim.deadlineAt.getTime(), kind: runnable.kind, spec: runnable.spec } as HubMessageBody));
+      await r.link.socket.send(encode({ type: 'assign', job_id: job.id, assignment_id: r.claim.assignmentId, lane: r.lane, deadline: r.claim.deadlineAt.getTime(), ...runnable }));
     } catch (err) {
       this.log.warn({ job_id: job.id, worker_id: r.link.worker_id, err: String(err) }, 'assign send failed; claim undone');
       await this.store.unclaimJob(job.id, r.claim.assignmentId, new Date(this.clock.now()));

@@ -40,6 +40,9 @@ function socketOf(ws: WebSocket): LinkSocket {
         ws.send(text, (err) => (err ? reject(err) : resolve()));
       }),
     close: (code, reason) => ws.close(code, reason),
+    get open() {
+      return ws.readyState === ws.OPEN;
+    },
   };
 }
 
@@ -77,6 +80,10 @@ export class LinkService {
               // Without a welcome the worker would wait forever: close, and it links again with backoff.
               this.d.log.warn({ worker_id: workerId, err: String(err) }, 'hello failed; closing the link');
               socket.close(1011, 'hello failed');
+              // An old link this hello superseded is dead (the worker holds one link at a time):
+              // close it too rather than keep it, unpickable, until the worker's next hello.
+              const old = this.d.fleet.get(workerId);
+              if (old?.superseded) old.socket.close(4001, 'replaced by a new link');
             }
             return;
           }
@@ -116,6 +123,8 @@ export class LinkService {
       }
     }
     await this.settleJobsNoLongerHeld(link, msg, helloAt);
+    // A link that closed during its hello must not replace (and close) a newer, working one.
+    if (!socket.open) throw new Error('link closed during hello');
     const previous = fleet.add(link);
     if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
     await registry.setOwner(msg.worker_id, config.hubId);
@@ -163,13 +172,19 @@ export class LinkService {
     switch (msg.type) {
       case 'hello':
         throw new Error('hello sent twice');
-      case 'heartbeat':
+      case 'heartbeat': {
+        const diskOk = () => link.ready && link.disk_pct < this.d.config.diskMaxPct;
+        const before = diskOk();
         link.report(msg);
         link.reported_in_flight = msg.in_flight;
         link.reportedLanes = msg.lanes;
         this.d.publisher.mark(link);
         this.d.events.workersChanged();
+        // Its first disk figure (or one back under the limit) makes its free lanes pickable:
+        // wake inline POSTs waiting for a lane, and redrive.
+        if (!before && diskOk()) this.d.fleet.laneFreed(link.max_concurrent - link.in_flight);
         return;
+      }
       case 'job_started':
         return;
       case 'job_result':

@@ -59,8 +59,10 @@ export class LocalFleet extends EventEmitter {
     return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now() };
   }
 
-  pick(): WorkerLink | undefined {
-    return pickWorker(this.list, this.pickConfig(), this.random);
+  /** `skip`: worker ids this caller already tried (a session that one of them refused). */
+  pick(skip?: ReadonlySet<string>): WorkerLink | undefined {
+    const list = skip?.size ? this.list.filter((l) => !skip.has(l.worker_id)) : this.list;
+    return pickWorker(list, this.pickConfig(), this.random);
   }
 
   freeLanes(): number {

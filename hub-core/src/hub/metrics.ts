@@ -2,14 +2,30 @@
 // process (tests, the Electron app) do not share counters.
 import client from 'prom-client';
 
+let processRegistry: client.Registry | undefined;
+
+/**
+ * Node's own figures (process_cpu_seconds_total, heap, event loop, GC): one set per process,
+ * started once, since they describe the process and their GC observer is never stopped.
+ */
+function processMetrics(): client.Registry {
+  if (!processRegistry) {
+    processRegistry = new client.Registry();
+    client.collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 export function createMetrics() {
+  processMetrics();
   const registry = new client.Registry();
-  // Node's own figures (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, heap, GC, …).
-  client.collectDefaultMetrics({ register: registry });
   const counter = (name: string, help: string, labelNames: string[] = []) => new client.Counter({ name, help, labelNames, registers: [registry] });
   const gauge = (name: string, help: string) => new client.Gauge({ name, help, registers: [registry] });
   return {
     registry,
+    contentType: registry.contentType,
+    /** The exposition text: this hub's metrics, then the process's. */
+    text: async () => (await registry.metrics()) + '\n' + (await processMetrics().metrics()),
     jobsSubmitted: counter('paprika_jobs_submitted_total', 'Jobs accepted by POST /jobs'),
     assignments: counter('paprika_assignments_total', 'Jobs sent to a worker', ['via']),
     results: counter('paprika_job_results_total', 'Terminal results reported by workers', ['status']),

@@ -55,17 +55,17 @@ export class SessionService {
   async open(idleS: number, signal?: AbortSignal): Promise<OpenedSession | undefined> {
     const sessionId = randomUUID();
     const until = this.clock.now() + this.config.assignWaitS * 1000;
+    const refused = new Set<string>();
     for (;;) {
-      const link = this.fleet.pick();
+      const link = this.fleet.pick(refused);
       const lane = link?.reserve({ kind: 'session', id: sessionId, assignmentId: null });
       if (link && lane !== undefined) {
         const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));
         if (!reply.ok) {
           if (link.release(sessionId) !== undefined) this.fleet.laneFreed();
           this.log.warn({ worker_id: link.worker_id, error: reply.error }, 'session_open refused');
-          // Another worker may take it, within the same ASSIGN_WAIT: a lane that keeps refusing
-          // must not hold the request open forever.
-          if (this.clock.now() >= until || signal?.aborted) return undefined;
+          // Another worker may take it, within the same ASSIGN_WAIT; this one is not asked again.
+          refused.add(link.worker_id);
           continue;
         }
         this.local.set(sessionId, { link, lane, idleS });

@@ -15,6 +15,8 @@ export interface LaneHold {
 export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
+  /** False once the socket closes (or starts closing). */
+  readonly open: boolean;
 }
 
 export class WorkerLink implements SchedulableWorker {

@@ -27,8 +27,12 @@ describe('worker link protocol', () => {
     expect(parsed.ok).toBe(true);
   });
 
-  it('validates the job inside an assign', () => {
-    const bad = parseHubMessage(JSON.stringify({ type: 'assign', v: 1, job_id: 'j', assignment_id: 'a', lane: 0, deadline: 1, kind: 'sleep', spec: { ms: 'x' } }));
-    expect(bad.ok).toBe(false);
+  it('reads an assign as SPEC writes it (kind and spec at the top) and validates the spec by its kind', () => {
+    const head = { type: 'assign', v: 1, job_id: 'j', assignment_id: 'a', lane: 0, deadline: 1 };
+    const good = parseHubMessage(JSON.stringify({ ...head, kind: 'sleep', spec: { ms: 5 } }));
+    expect(good).toMatchObject({ ok: true, value: { kind: 'sleep', spec: { ms: 5 } } });
+    expect(parseHubMessage(JSON.stringify({ ...head, kind: 'sleep', spec: { ms: 'x' } })).ok).toBe(false);
+    expect(parseHubMessage(JSON.stringify({ ...head, kind: 'fetch', spec: { ms: 5 } })).ok).toBe(false); // a sleep spec under fetch
+    expect(parseHubMessage(JSON.stringify({ ...head, job: { kind: 'sleep', spec: { ms: 5 } } })).ok).toBe(false); // the old nested shape
   });
 });

@@ -26,7 +26,11 @@ export function jobRoutes(hub: Hub) {
       const rawKey = req.headers['idempotency-key'];
       const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
       const abort = new AbortController();
-      req.raw.on('close', () => req.raw.destroyed && abort.abort());
+      // The client hung up before its answer: stop waiting for a lane. (Not the request's own
+      // 'close': that fires as soon as the body has been read, which ended every wait at once.)
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) abort.abort();
+      });
       const { job, created } = await hub.jobs.submit(body, key, abort.signal);
       // No free local lane after the wait: one hop to the peer with the most free lanes.
       if (created && job.status === 'queued' && !req.headers[FORWARDED_HEADER]) {

@@ -33,7 +33,7 @@ export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
     });
 
     app.get('/metrics', async (_req, reply) => {
-      return reply.type(hub.metrics.registry.contentType).send(await hub.metrics.registry.metrics());
+      return reply.type(hub.metrics.contentType).send(await hub.metrics.text());
     });
 
     const serve = async (file: string): Promise<{ type: string; data: Buffer } | undefined> => {
