@@ -178,7 +178,7 @@ export function formatChaosReport(r: ChaosReport): string {
     ['max time to terminal', `${v.maxTimeToTerminalS.toFixed(2)} s`],
     ['fleet during Redis pauses', r.fleetDuringPauses.length ? r.fleetDuringPauses.map((p) => `${p.min}/${p.before}`).join(', ') + ` (min/before), ${r.fleetCollapses} collapsed samples` : 'no pause injected'],
     ['results lost with a killed agent', String(v.resultsNotRecorded)],
-    ['hub counters', Object.entries(r.metrics).map(([k, n]) => `${k.replace(/^paprika_|_total$/g, '')} ${n}`).join(', ')],
+    ['hub counters (since start)', Object.entries(r.metrics).map(([k, n]) => `${k.replace(/^paprika_|_total$/g, '')} ${n}`).join(', ')],
     ['fault problems', r.faultProblems.length ? r.faultProblems.join('; ') : 'none'],
     ['took', `${r.seconds.toFixed(1)} s`],
   ];
