@@ -1,6 +1,6 @@
 // The browser half of a Chrome lane: keep one healthy Chrome, notice when it dies or hangs,
 // relaunch it, and run a piece of work raced against the job's signal and the browser's death.
-import type { Page } from 'puppeteer';
+import type { Page } from 'puppeteer-core';
 import { endChrome, killChromeNow, launchChrome, type RunningChrome } from './chrome-process.ts';
 import { ChromeCrashed, isConnectionLoss, messageOf, WorkAborted } from './lane-errors.ts';
 

@@ -1,7 +1,7 @@
 // A lane backed by one Chrome. It runs one job or one session at a time on a fresh page, and
 // is the seed's first safety layer: a Chrome that dies, disconnects or hangs fails only the work
 // in hand, with the reason, and is relaunched so the lane's next job runs on a healthy browser.
-import type { Browser, Page } from 'puppeteer';
+import type { Browser, Page } from 'puppeteer-core';
 import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
 import type { JobContext, JobOutcome, Lane, LanePool } from '../lanes/lane.ts';
 import type { ViewableLane } from '../live-view/viewable-lane.ts';

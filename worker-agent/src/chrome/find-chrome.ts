@@ -2,8 +2,8 @@
 // as `explicitPath` (config is read once, in one place); this module never reads the environment.
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer';
 
 export interface FindChromeOptions {
   /** From `--chrome PATH` or PAPRIKA_CHROME_PATH; wins when the file exists. */
@@ -32,12 +32,18 @@ function fileExists(file: string): boolean {
   }
 }
 
+// `puppeteer` is an optional dependency (its install step downloads a browser, which fails
+// behind a proxy; npm then leaves the package out). Required by a computed name so a bundler
+// leaves it alone, and only here: lanes drive Chrome through puppeteer-core.
+const OPTIONAL_PUPPETEER = 'puppeteer';
+
 /** puppeteer's own downloaded browser, if one was ever downloaded (its path is computed, not checked). */
 function puppeteerBrowserPath(): string | undefined {
   try {
+    const puppeteer = createRequire(import.meta.url)(OPTIONAL_PUPPETEER) as { executablePath(): string };
     return puppeteer.executablePath();
   } catch {
-    return undefined; // no puppeteer cache configured: not an error, just no candidate
+    return undefined; // puppeteer not installed, or no cache configured: not an error, just no candidate
   }
 }
 

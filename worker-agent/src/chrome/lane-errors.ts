@@ -1,5 +1,5 @@
 // Why a lane's work stopped before it finished. The lane turns these into job outcomes.
-import { ProtocolError } from 'puppeteer';
+import { ProtocolError } from 'puppeteer-core';
 
 /** The job's signal fired: the agent canceled the job or its deadline passed. */
 export class WorkAborted extends Error {

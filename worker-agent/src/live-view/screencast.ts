@@ -1,6 +1,6 @@
 // Follows one lane's page and streams its screen as JPEG frames (CDP Page.startScreencast).
 // The lane switches pages per job; the stream re-attaches to each and reports idle in between.
-import type { CDPSession, Page, Protocol } from 'puppeteer';
+import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import type { ViewableLane } from './viewable-lane.ts';
 
 export interface FrameSink {

@@ -1,6 +1,6 @@
 // What the live view needs from a lane: the page it shows now, and word when that changes
 // (a job's fresh page, a session's page, or null while idle).
-import type { Page } from 'puppeteer';
+import type { Page } from 'puppeteer-core';
 
 export interface ViewableLane {
   readonly index: number;

@@ -1,6 +1,6 @@
 // What every runner receives and returns. Runners only drive a page; the lane owns the browser,
 // the abort/crash race and the page's lifetime.
-import type { Page } from 'puppeteer';
+import type { Page } from 'puppeteer-core';
 import type { Asset } from '../../../hub-core/src/protocol.ts';
 
 export interface PageWork {
