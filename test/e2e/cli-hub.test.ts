@@ -1,6 +1,7 @@
 // `paprika hub` flags as an operator types them: --port 0 takes a free port and names it in
 // the hub id and URL peers forward to; a bad --port is refused with a message naming the flag.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,5 +42,68 @@ describe('paprika hub flags', () => {
     const hub = run(['hub', '--port', value]);
     expect(await hub.exited).toBe(2);
     expect(hub.output()).toMatch(/--port expects a port number/);
+  });
+});
+
+describe('paprika hub start-up with unreachable services', () => {
+  it('REDIS_URL refusing connections: exits non-zero naming REDIS_URL and the address', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      expect(await hub.exited).not.toBe(0);
+      expect(hub.output()).toMatch(/REDIS_URL: cannot reach Redis at 127\.0\.0\.1:1: connect ECONNREFUSED/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('DATABASE_URL refusing connections: exits non-zero naming DATABASE_URL, never printing the password', async () => {
+    const hub = run(['hub', '--port', '0'], { DATABASE_URL: 'postgres://paprika:s3cret-pw@127.0.0.1:1/paprika', REDIS_URL: '' });
+    expect(await hub.exited).not.toBe(0);
+    expect(hub.output()).toMatch(/DATABASE_URL: cannot reach Postgres at 127\.0\.0\.1:1/);
+    expect(hub.output()).not.toContain('s3cret-pw');
+  });
+
+  // A Redis that accepts TCP and never answers (a stalled server, a wrong port behind a proxy):
+  // the start must neither hang nor ignore a supervisor's SIGTERM.
+  async function silentServer() {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((s) => {
+      sockets.add(s);
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    const accepted = () => sockets.size > 0;
+    return { port, accepted, close: () => (sockets.forEach((s) => s.destroy()), new Promise<void>((r) => server.close(() => r()))) };
+  }
+
+  it('REDIS_URL that accepts but never answers: gives up within the bound and names REDIS_URL', async () => {
+    const silent = await silentServer();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    try {
+      const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: `redis://127.0.0.1:${silent.port}` });
+      expect(await hub.exited).not.toBe(0);
+      expect(hub.output()).toMatch(new RegExp(`REDIS_URL: cannot reach Redis at 127\\.0\\.0\\.1:${silent.port}: no answer within 10 s`));
+    } finally {
+      await silent.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGTERM while waiting for a silent Redis stops the start at once, exit 0', async () => {
+    const silent = await silentServer();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    try {
+      const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: `redis://127.0.0.1:${silent.port}` });
+      await waitFor('the hub to reach the silent Redis', async () => silent.accepted() || undefined, 30_000, 20);
+      hub.child.kill('SIGTERM');
+      expect(await hub.exited).toBe(0);
+      expect(hub.output()).toMatch(/stopped before it finished starting/);
+      expect(hub.output()).not.toMatch(/no answer within/);
+    } finally {
+      await silent.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

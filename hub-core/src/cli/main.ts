@@ -35,9 +35,11 @@ async function hubCommand(argv: string[]): Promise<void> {
   // gracefully once it is up. A second one gets Node's default (an immediate exit).
   let hub: Awaited<ReturnType<typeof startHub>> | undefined;
   let stopRequested = false;
+  const starting = new AbortController();
   const stop = async () => {
     if (!hub) {
       stopRequested = true;
+      starting.abort(); // a start still waiting for Redis gives up now
       return;
     }
     try {
@@ -52,7 +54,15 @@ async function hubCommand(argv: string[]): Promise<void> {
   process.once('SIGINT', () => void stop());
   // From env and port, not from `config`: with port 0 startHub picks the free port first, so
   // the default hub id and PAPRIKA_HUB_URL name the port it listens on.
-  hub = await startHub({ env: process.env, port });
+  try {
+    hub = await startHub({ env: process.env, port, signal: starting.signal });
+  } catch (err) {
+    if (stopRequested) {
+      console.error('paprika hub: stopped before it finished starting');
+      process.exit(0);
+    }
+    throw err;
+  }
   console.log(`paprika hub ${hub.config.hubId} listening on ${hub.url} (console: ${hub.url}/)`);
   if (stopRequested) await stop();
 }

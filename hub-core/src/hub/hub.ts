@@ -2,7 +2,7 @@
 // with one start and one stop. Tests, the CLI and the Electron app all start hubs this way.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
@@ -37,6 +37,8 @@ export interface StartHubOptions {
   /** Environment to read the config from when `config` is not given (default process.env). */
   env?: Record<string, string | undefined>;
   port?: number;
+  /** Aborts a start that is still waiting for Redis (SIGTERM while starting). */
+  signal?: AbortSignal;
   store?: JobStore;
   registry?: Registry;
   assets?: AssetStore;
@@ -128,16 +130,36 @@ export class Hub {
   }
 }
 
+/** A service named in the environment that cannot be reached: the message names the variable and the address (never the credentials). */
+function unreachable(variable: string, what: string, url: string, err: unknown): ConfigError {
+  let where = url;
+  try {
+    const u = new URL(url);
+    where = `${u.hostname}:${u.port || (u.protocol.startsWith('redis') ? 6379 : 5432)}`;
+  } catch {
+    where = 'the address given';
+  }
+  return new ConfigError(variable, `cannot reach ${what} at ${where}: ${err instanceof Error ? err.message : String(err)}`);
+}
+
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
   // Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port.
   if (config.port === 0 && !opts.config) config = loadConfig(opts.env ?? process.env, { port: await freePort(config.bind) });
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } });
-  const store = opts.store ?? (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }));
+  const store =
+    opts.store ??
+    (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }).catch((err) => {
+      throw config.databaseUrl ? unreachable('DATABASE_URL', 'Postgres', config.databaseUrl, err) : err;
+    }));
   let registry = opts.registry;
   try {
-    registry ??= config.redisUrl ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS) : new MemoryRegistry(clock);
+    registry ??= config.redisUrl
+      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal }).catch((err) => {
+          throw unreachable('REDIS_URL', 'Redis', config.redisUrl as string, err);
+        })
+      : new MemoryRegistry(clock);
   } catch (err) {
     if (!opts.store) await store.close();
     throw err;

@@ -91,7 +91,12 @@ export class RedisRegistry implements Registry {
     this.k = redisKeys(prefix);
   }
 
-  static async connect(url: string, prefix: string, workerTtlS: number): Promise<RedisRegistry> {
+  /**
+   * Connects within `timeoutMs`: a Redis that accepts TCP but never answers would otherwise
+   * hold the ready check (and the hub's start) forever. On failure the client is shut so its
+   * reconnect timer does not keep the process alive.
+   */
+  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<RedisRegistry> {
     const redis = new Redis(url, {
       lazyConnect: true,
       maxRetriesPerRequest: 2,
@@ -99,12 +104,34 @@ export class RedisRegistry implements Registry {
       connectTimeout: 5000,
       retryStrategy: (times) => Math.min(times * 200, 2000),
     }) as ScriptedRedis;
-    redis.on('error', () => {}); // reconnects by itself; commands fail and callers log them
+    // Reconnects by itself; commands fail and callers log them. The last error names the cause
+    // a failed first connect reports (ioredis itself only says "Connection is closed.").
+    let lastError: Error | undefined;
+    redis.on('error', (err: Error) => (lastError = err));
     for (const [name, numberOfKeys] of Object.entries(SCRIPTS)) {
       const lua = fs.readFileSync(path.join(LUA_DIR, `${name}.lua`), 'utf8');
       redis.defineCommand(name, numberOfKeys < 0 ? { lua } : { lua, numberOfKeys });
     }
-    await redis.connect();
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      await Promise.race([
+        redis.connect(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+          onAbort = () => reject(new Error('start-up aborted'));
+          if (opts.signal?.aborted) onAbort();
+          opts.signal?.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } catch (err) {
+      redis.disconnect();
+      throw lastError && !(err instanceof Error && /no answer|aborted/.test(err.message)) ? lastError : err;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
+    }
     return new RedisRegistry(redis, prefix, workerTtlS);
   }
 
