@@ -26,6 +26,10 @@ export interface Config {
   readonly fleetCacheS: number;
   readonly jitterMaxS: number;
   readonly maxQueued: number;
+  /** How long an Idempotency-Key is remembered. */
+  readonly idempotencyTtlS: number;
+  /** A request body slower than this is cut (slow-body clients hold sockets otherwise). */
+  readonly bodyTimeoutS: number;
   readonly apiToken: string | undefined;
   readonly adminToken: string | undefined;
   readonly workerToken: string | undefined;
@@ -160,6 +164,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
     jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
+    idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400),
+    bodyTimeoutS: secondsVar(env, 'PAPRIKA_BODY_TIMEOUT_S', 30),
     apiToken,
     adminToken,
     workerToken,

@@ -9,6 +9,7 @@ import type { Hub } from '../hub/hub.ts';
 import { MAX_FRAME_BYTES } from '../protocol.ts';
 import { AdminEventStream } from './admin-events.ts';
 import { requireToken } from './auth.ts';
+import { bodyTimeout } from './body-timeout.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -48,7 +49,10 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   });
 
   app.setErrorHandler((err: FastifyError | PaprikaError, req, reply) => {
-    req.raw.resume(); // an unread body (415, 401) must not break the keep-alive connection
+    // An error before the body was read (401, 413, 415): drain what is in flight, but close the
+    // connection after the answer rather than read an unwanted (or endless) body to its end.
+    if (!req.raw.complete) reply.header('connection', 'close');
+    req.raw.resume();
     if (err instanceof PaprikaError) {
       if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.ceil(err.retryAfterS)));
       return reply.status(err.status).send(err.toBody());
@@ -65,6 +69,7 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   });
   app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
+  bodyTimeout(app, hub.config.bodyTimeoutS);
   await app.register(systemRoutes(hub, opts.consoleDir));
   await app.register(jobRoutes(hub));
   await app.register(sessionRoutes(hub));

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { decideRepeat } from '../domain/idempotency.ts';
 import type { JobRequest } from '../domain/job-spec.ts';
 import { PaprikaError } from '../errors.ts';
 import { encode } from '../protocol.ts';
@@ -41,14 +42,18 @@ export class JobService {
       throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
     }
     const newJob = { id: randomUUID(), kind: req.kind, spec: req.spec as Record<string, unknown>, hubId: this.config.hubId, idempotencyKey, now: new Date(this.clock.now()) };
-    let submitted;
-    try {
-      submitted = await this.dispatcher.submit(req, newJob);
-    } catch (err) {
-      this.log.error({ err: String(err) }, 'job insert failed');
-      throw new PaprikaError('database_unavailable', null, undefined, 2);
+    let submitted = await this.insert(req, newJob);
+    // Twice at most: a key found expired is forgotten, and the second insert either takes it or
+    // meets a job created a moment ago (never expired) by a concurrent request.
+    for (let attempt = 0; !submitted.created; attempt++) {
+      const verdict = decideRepeat(submitted.job, req, this.clock.now(), this.config.idempotencyTtlS);
+      if (verdict === 'same_request') return submitted;
+      if (verdict === 'different_request' || attempt > 0) {
+        throw new PaprikaError('idempotency_key_reused', { idempotency_key: idempotencyKey, job_id: submitted.job.id });
+      }
+      await this.store.forgetIdempotencyKey(submitted.job.id, new Date(this.clock.now() - this.config.idempotencyTtlS * 1000));
+      submitted = await this.insert(req, newJob);
     }
-    if (!submitted.created) return submitted;
     this.metrics.jobsSubmitted.inc();
     if (submitted.outcome?.kind === 'assigned') return { job: submitted.outcome.job, created: true };
     this.queuedEstimate++;
@@ -58,6 +63,15 @@ export class JobService {
       return { job: await this.assignInline(submitted.job, signal), created: true };
     } finally {
       this.inlineWaits--;
+    }
+  }
+
+  private async insert(req: JobRequest, newJob: Parameters<Dispatcher['submit']>[1]) {
+    try {
+      return await this.dispatcher.submit(req, newJob);
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'job insert failed');
+      throw new PaprikaError('database_unavailable', null, undefined, 2);
     }
   }
 

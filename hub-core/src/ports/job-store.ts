@@ -73,6 +73,8 @@ export interface StatsBucket {
 export interface JobStore {
   /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
   insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
+  /** Frees a job's Idempotency-Key for reuse when the job was created at or before `createdBefore`; false when it was not. */
+  forgetIdempotencyKey(jobId: string, createdBefore: Date): Promise<boolean>;
   /** Insert and claim at once: the job found a free lane before it was written. */
   insertRunningJob(job: NewJob, claim: Claim): Promise<{ job: JobRow; created: boolean }>;
   getJob(id: string): Promise<JobRow | undefined>;

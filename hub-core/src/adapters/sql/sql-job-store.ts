@@ -30,6 +30,10 @@ export class SqlJobStore implements JobStore {
     return { job: existing[0], created: false };
   }
 
+  async forgetIdempotencyKey(jobId: string, createdBefore: Date): Promise<boolean> {
+    return (await this.db.query(SQL.forgetIdempotencyKey, [jobId, createdBefore])).length > 0;
+  }
+
   async getJob(id: string): Promise<JobRow | undefined> {
     return (await this.db.query<JobRow>(SQL.jobById, [id], 'jobById'))[0];
   }

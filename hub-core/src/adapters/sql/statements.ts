@@ -20,6 +20,7 @@ export const SQL = {
     RETURNING ${COLUMNS}`,
 
   jobByIdempotencyKey: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key = $1`,
+  forgetIdempotencyKey: `UPDATE jobs SET idempotency_key = NULL WHERE id = $1 AND created_at <= $2 RETURNING id`,
 
   jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,
 

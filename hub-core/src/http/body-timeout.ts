@@ -1,0 +1,28 @@
+// A request body slower than PAPRIKA_BODY_TIMEOUT_S is cut: a client sending one byte every few
+// seconds would otherwise hold a socket (and a parser) for as long as it likes — even after an
+// early 401 or 413, since the hub drains an unread body to keep the connection usable. Node's
+// own requestTimeout is only checked every 30 s, so this timer is per request.
+import type { FastifyInstance } from 'fastify';
+import { PaprikaError } from '../errors.ts';
+
+export function bodyTimeout(app: FastifyInstance, timeoutS: number): void {
+  app.addHook('onRequest', async (req, reply) => {
+    const raw = req.raw;
+    if (raw.complete) return;
+    const timer = setTimeout(() => {
+      const socket = raw.socket;
+      if (raw.complete || !socket || socket.destroyed) return;
+      // The answer may already be out (an early 401 or 413): then only the connection is cut.
+      if (!reply.raw.headersSent) {
+        const body = JSON.stringify(new PaprikaError('request_timeout', { body_timeout_s: timeoutS }).toBody());
+        socket.write(`HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      }
+      socket.destroySoon();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    }, timeoutS * 1000);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    raw.once('end', clear);
+    raw.once('close', clear);
+  });
+}
