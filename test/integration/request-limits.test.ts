@@ -9,6 +9,7 @@ import { openJobStore, type SqlJobStore } from '../../hub-core/src/adapters/sql/
 import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
 import { json } from '../harness/http.ts';
+import { createTestDatabase, requireServices } from '../harness/services.ts';
 
 const TTL_S = 3600;
 
@@ -108,5 +109,45 @@ describe('slow request bodies', () => {
     expect(closed).toBe(true);
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
     expect(answer.toLowerCase()).toContain('connection: close');
+  });
+});
+
+describe('text Postgres cannot store', () => {
+  const run = requireServices(['postgres']);
+  let hub: Hub;
+  let drop = async () => {};
+
+  beforeAll(async () => {
+    if (!run) return;
+    const db = await createTestDatabase();
+    drop = db.drop;
+    const env = { PAPRIKA_PORT: '0', PAPRIKA_ASSIGN_WAIT_S: '0', DATABASE_URL: db.url, PAPRIKA_LOG_LEVEL: 'silent' };
+    hub = await startHub({ env, logger: pino({ level: 'silent' }) });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+    await drop();
+  });
+
+  const submit = (body: unknown) => fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it.skipIf(!run).each([
+    ['a NUL in a fetch url', { kind: 'fetch', spec: { url: 'http://127.0.0.1/a\u0000b' } }, 'spec.url', 'NUL character'],
+    ['a lone high surrogate in a typed text', { kind: 'macro', spec: { steps: [{ op: 'goto', url: 'http://127.0.0.1/' }, { op: 'type', selector: '#q', text: 'x\ud800' }] } }, 'spec.steps.1.text', 'lone surrogate'],
+    ['a lone low surrogate', { kind: 'macro', spec: { steps: [{ op: 'type', selector: '#q', text: '\udc00y' }] } }, 'spec.steps.0.text', 'lone surrogate'],
+  ])('%s → 400 naming the field (not 503), nothing stored', async (_name, body, path, reason) => {
+    const res = await submit(body);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('retry-after')).toBeNull();
+    const out = await json(res);
+    expect(out.details).toEqual([{ path, message: expect.stringContaining(reason) }]);
+    expect(await hub.store.listJobs({ limit: 10 })).toEqual([]);
+  });
+
+  it.skipIf(!run)('a paired surrogate (an emoji) is ordinary text and is stored as sent', async () => {
+    const res = await submit({ kind: 'macro', spec: { steps: [{ op: 'type', selector: '#q', text: 'hi 🌶' }] } });
+    expect(res.status).toBe(201);
+    const job = await json(res);
+    expect((await hub.store.getJob(job.id))?.spec).toMatchObject({ steps: [{ text: 'hi 🌶' }] });
   });
 });

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { JOB_STATUSES, JobRequest } from '../../domain/job-spec.ts';
+import { findUnstorableText } from '../../domain/storable-text.ts';
 import { PaprikaError } from '../../errors.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
@@ -23,6 +24,8 @@ export function jobRoutes(hub: Hub) {
 
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
+      const unstorable = findUnstorableText(body.spec, 'spec');
+      if (unstorable) throw new PaprikaError('bad_request', [{ path: unstorable.path, message: `${unstorable.reason}: text the job database cannot store` }], 'Invalid job');
       const rawKey = req.headers['idempotency-key'];
       const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
       const abort = new AbortController();
