@@ -2,7 +2,6 @@
 // flag and exit 2; nothing is started.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
-import { startHub } from '../hub/hub.ts';
 import { nginxConf, parseNginxFlags } from './nginx-conf.ts';
 
 export const USAGE = `usage: paprika <command> [flags]
@@ -31,6 +30,8 @@ async function hubCommand(argv: string[]): Promise<void> {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
   }
   loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler
+  // Loaded here, not at the top: `paprika --help` and `nginx-conf` need none of the hub's modules.
+  const { startHub } = await import('../hub/hub.ts');
   // Signals are caught from the start: one that arrives while the hub starts stops it
   // gracefully once it is up. A second one gets Node's default (an immediate exit).
   let hub: Awaited<ReturnType<typeof startHub>> | undefined;

@@ -2,13 +2,13 @@
 // and called by name (the BullMQ way).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { workerIdCandidates } from '../../domain/worker-id.ts';
+import { packageFile } from '../../package-files.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { FleetTimeoutError, HUB_HISTORY_S } from '../../ports/registry.ts';
 
-const LUA_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lua');
+const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
   releaseOwnerIfMine: 1,
   claimWorkerId: -1, // variable number of keys

@@ -2,10 +2,10 @@
 // PGlite. One transaction under an advisory lock: hubs that start together apply each once.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageFile } from '../../package-files.ts';
 import type { SqlClient } from './sql-client.ts';
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+export const MIGRATIONS_DIR = packageFile(import.meta.url, 'hub-core/migrations', '../../../migrations');
 const LOCK_KEY = 727_411_001;
 
 export async function migrate(db: SqlClient, dir = MIGRATIONS_DIR): Promise<string[]> {

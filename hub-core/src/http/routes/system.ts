@@ -1,12 +1,12 @@
 // /healthz, /metrics and the console (renderer/dist) at /.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../hub/hub.ts';
+import { packageFile } from '../../package-files.ts';
 import { contentTypeFor } from '../content-types.ts';
 
-export const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../renderer/dist');
+export const DEFAULT_CONSOLE_DIR = packageFile(import.meta.url, 'renderer/dist', '../../../../renderer/dist');
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Paprika hub</title>
 <body style="font-family:sans-serif;margin:3em"><h1>Paprika hub</h1>
 <p>The console is not built yet. Run <code>npm run build</code>, then reload.</p>
