@@ -63,15 +63,21 @@ export class FleetViewReader {
         partial = true;
       }
     }
-    return { workers: this.merge(remote), as_of: asOf, stale, partial };
+    return { workers: this.merge(remote, asOf), as_of: asOf, stale, partial };
   }
 
-  /** Local links win over what the registry says of them: they are the freshest source. */
-  private merge(remote: WorkerSnapshot[]): FleetWorker[] {
+  /**
+   * Local links win over what the registry says of them: they are the freshest source. Remote
+   * workers are judged alive as of when the registry was read (`remoteAsOf`), not now: a last
+   * good view served during a Redis outage holds no news that could have arrived, so ageing its
+   * heartbeats against the clock would shrink the fleet pause by pause — the collapse the cache
+   * exists to prevent (the chaos run saw 19/20 with a 4 s TTL and a 2.5 s pause on a busy machine).
+   */
+  private merge(remote: WorkerSnapshot[], remoteAsOf: number): FleetWorker[] {
     const now = this.clock.now();
     const ttlMs = this.config.workerTtlS * 1000;
     const byId = new Map<string, FleetWorker>();
-    for (const w of remote) byId.set(w.worker_id, { ...w, alive: now - w.last_seen_ms <= ttlMs, local: false });
+    for (const w of remote) byId.set(w.worker_id, { ...w, alive: remoteAsOf - w.last_seen_ms <= ttlMs, local: false });
     for (const l of this.fleet.all()) byId.set(l.worker_id, { ...l.snapshot(), alive: now - l.last_seen_ms <= ttlMs, local: true });
     return [...byId.values()].sort((a, b) => a.worker_id.localeCompare(b.worker_id));
   }

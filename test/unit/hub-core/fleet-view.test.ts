@@ -1,0 +1,83 @@
+// The fleet view during a registry outage: the last good view is served for FLEET_CACHE, and
+// the workers in it are judged alive as of when it was read. Judged against the clock instead,
+// a 4 s TTL and a 2.5 s Redis pause made live workers of other hubs look dead (the chaos run's
+// "19/20, 4 collapsed samples"), and the reconciler would have failed their jobs.
+// The registry is the in-process one with its reads made to fail on demand: a Redis that stops
+// answering is tested for real in the chaos run; this pins the rule on a manual clock.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { MemoryRegistry } from '../../../hub-core/src/adapters/memory/memory-registry.ts';
+import { loadConfig } from '../../../hub-core/src/config.ts';
+import { FleetViewReader } from '../../../hub-core/src/hub/fleet-view.ts';
+import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
+import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
+import { mathRandom } from '../../../hub-core/src/ports/random.ts';
+import type { WorkerSnapshot } from '../../../hub-core/src/ports/registry.ts';
+
+class StallingRegistry extends MemoryRegistry {
+  stalled = false;
+  override async readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
+    if (this.stalled) throw new Error(`fleet read timed out after ${timeoutMs} ms`);
+    return super.readFleet(timeoutMs);
+  }
+}
+
+function remoteWorker(id: string, lastSeenMs: number): WorkerSnapshot {
+  return { worker_id: id, hub_id: 'hub-b', lan_ip: '10.0.0.1', hostname: id, status: 'active', in_flight: 0, max_concurrent: 2, lane_novnc_urls: ['u0', 'u1'], novnc_url: null, disk_pct: 10, cpu_pct: 1, mem_pct: 1, last_seen_ms: lastSeenMs, version: 't', platform: 'linux', lanes: [] };
+}
+
+function setup() {
+  const clock = new ManualClock(1_000_000);
+  const config = loadConfig({ PAPRIKA_WORKER_TTL_S: '4', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_FLEET_CACHE_S: '10', PAPRIKA_HUB_ID: 'hub-a' });
+  const registry = new StallingRegistry(clock);
+  const reader = new FleetViewReader(config, registry, new LocalFleet(config, clock, mathRandom), clock, pino({ level: 'silent' }));
+  return { clock, registry, reader };
+}
+
+describe('FleetViewReader during a registry outage', () => {
+  it('keeps remote workers alive as of the last good read, however long the outage lasts within FLEET_CACHE', async () => {
+    const { clock, registry, reader } = setup();
+    await registry.publishWorkers([remoteWorker('w1', clock.now() - 1500), remoteWorker('w2', clock.now() - 200)]);
+    const good = await reader.read();
+    expect(good.workers.map((w) => [w.worker_id, w.alive])).toEqual([['w1', true], ['w2', true]]);
+
+    registry.stalled = true;
+    for (const passedMs of [2500, 6000, 9900]) {
+      clock.advance(passedMs - (clock.now() - 1_000_000));
+      const view = await reader.read();
+      expect(view.stale).toBe(true);
+      expect(view.partial).toBe(false);
+      expect(view.as_of).toBe(1_000_000);
+      expect(view.workers.filter((w) => w.alive).map((w) => w.worker_id)).toEqual(['w1', 'w2']);
+    }
+  });
+
+  it('a worker already dead at the last good read stays dead in the cached view', async () => {
+    const { clock, registry, reader } = setup();
+    await registry.publishWorkers([remoteWorker('w1', clock.now() - 4500), remoteWorker('w2', clock.now())]);
+    await reader.read();
+    registry.stalled = true;
+    clock.advance(1000);
+    const view = await reader.read();
+    expect(view.workers.map((w) => [w.worker_id, w.alive])).toEqual([['w1', false], ['w2', true]]);
+  });
+
+  it('past FLEET_CACHE the view is partial (local links only): no remote worker, so no orphan verdicts', async () => {
+    const { clock, registry, reader } = setup();
+    await registry.publishWorkers([remoteWorker('w1', clock.now())]);
+    await reader.read();
+    registry.stalled = true;
+    clock.advance(10_001);
+    const view = await reader.read();
+    expect(view).toMatchObject({ partial: true, stale: true, workers: [] });
+  });
+
+  it('once the registry answers again, liveness is judged against the clock', async () => {
+    const { clock, registry, reader } = setup();
+    await registry.publishWorkers([remoteWorker('w1', clock.now())]);
+    clock.advance(5000);
+    const view = await reader.read();
+    expect(view.stale).toBe(false);
+    expect(view.workers[0].alive).toBe(false);
+  });
+});
