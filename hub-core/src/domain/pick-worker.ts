@@ -26,17 +26,33 @@ export interface PickConfig {
   readonly nowMs: number;
 }
 
+/**
+ * Why a worker is not a candidate now: the first filter it fails, in the scheduler's order, or
+ * undefined when it is one. The scheduler, the capacity figures and the console's "why is it
+ * waiting" answer all come from this one function, so they cannot disagree.
+ */
+export type Exclusion = 'not_alive' | 'drain' | 'standby' | 'inactive' | 'full' | 'no_view_url' | 'not_ready' | 'disk_full';
+
+export function excludedBy(w: SchedulableWorker, cfg: PickConfig): Exclusion | undefined {
+  if (cfg.nowMs - w.last_seen_ms > cfg.workerTtlMs) return 'not_alive'; // heartbeat within TTL
+  if (w.status !== 'active') return w.status === 'drain' || w.status === 'standby' ? w.status : 'inactive'; // set by an operator
+  if (w.in_flight >= w.max_concurrent) return 'full'; // no free lane
+  // Workers without a lane URL made jobs fail "no free lane" three times in a row (seed 71ec64da63c5).
+  if (!((w.lane_novnc_urls != null && w.lane_novnc_urls.length > 0) || Boolean(w.novnc_url))) return 'no_view_url';
+  if (w.ready === false) return 'not_ready';
+  // Refuse here, before the worker would answer "disk full" after the round trip.
+  if (w.disk_pct >= cfg.diskMaxPct) return 'disk_full';
+  return undefined;
+}
+
 export function isCandidate(w: SchedulableWorker, cfg: PickConfig): boolean {
-  return (
-    cfg.nowMs - w.last_seen_ms <= cfg.workerTtlMs && // alive: heartbeat within TTL
-    w.status === 'active' && // not drained / standby by an operator
-    w.in_flight < w.max_concurrent && // a lane is free
-    // Workers without a lane URL made jobs fail "no free lane" three times in a row (seed 71ec64da63c5).
-    ((w.lane_novnc_urls != null && w.lane_novnc_urls.length > 0) || Boolean(w.novnc_url)) &&
-    // Refuse here, before the worker would answer "disk full" after the round trip.
-    w.ready !== false &&
-    w.disk_pct < cfg.diskMaxPct
-  );
+  return excludedBy(w, cfg) === undefined;
+}
+
+/** A worker whose lanes take work when free: everything but being full may exclude it. */
+export function takesWork(w: SchedulableWorker, cfg: PickConfig): boolean {
+  const why = excludedBy(w, cfg);
+  return why === undefined || why === 'full';
 }
 
 /**
@@ -68,6 +84,32 @@ export function pickWorker<W extends SchedulableWorker>(workers: readonly W[], c
     target--;
   }
   return undefined;
+}
+
+export interface CapacitySummary {
+  /** Lanes of workers that take work (alive, active, reporting, disk below the limit). */
+  capacity: number;
+  in_flight: number;
+  /** Workers that take work. */
+  accepting: number;
+  /** Workers that do not, by the filter that rules each out. */
+  excluded: Partial<Record<Exclusion, number>>;
+}
+
+/** The fleet's usable capacity, and when it is zero, why: for the header, /admin/stats and the metrics. */
+export function summariseCapacity(workers: readonly SchedulableWorker[], cfg: PickConfig): CapacitySummary {
+  const out: CapacitySummary = { capacity: 0, in_flight: 0, accepting: 0, excluded: {} };
+  for (const w of workers) {
+    const why = excludedBy(w, cfg);
+    if (why === undefined || why === 'full') {
+      out.accepting++;
+      out.capacity += w.max_concurrent;
+      out.in_flight += w.in_flight;
+    } else {
+      out.excluded[why] = (out.excluded[why] ?? 0) + 1;
+    }
+  }
+  return out;
 }
 
 /** Free lanes over the candidates: what a hub advertises to its peers for forwarding. */

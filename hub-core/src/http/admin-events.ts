@@ -64,6 +64,7 @@ export class AdminEventStream {
         workers: view.workers.map(workerJson),
         hubs: hubs.map((h) => hubJson(h, hub.config.hubId)),
         counts,
+        capacity: hub.stats.latest ?? null,
         as_of: new Date(view.as_of).toISOString(),
         stale: view.stale,
       };

@@ -36,7 +36,10 @@ export function createMetrics() {
     forwards: counter('paprika_forwards_total', 'Requests forwarded to a peer hub', ['route', 'outcome']),
     forwardSeconds: new client.Histogram({ name: 'paprika_forward_seconds', help: 'Hub-to-hub forward latency', registers: [registry], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60] }),
     queueDepth: gauge('paprika_queue_depth', 'Queued jobs (last sample)'),
-    fleetSize: gauge('paprika_fleet_workers', 'Workers in the fleet view (last read)'),
+    fleetSize: gauge('paprika_fleet_workers', 'Live workers in the fleet view (last read)'),
+    fleetAccepting: gauge('paprika_fleet_accepting_workers', 'Workers that take work: alive, active, reporting, disk below the limit (last read)'),
+    fleetCapacity: gauge('paprika_fleet_capacity_lanes', 'Lanes of the workers that take work (last read)'),
+    fleetInFlight: gauge('paprika_fleet_in_flight', 'Jobs, sessions and clients holding lanes of the workers that take work (last read)'),
     localWorkers: gauge('paprika_local_workers', 'Workers linked to this hub'),
   };
 }

@@ -2,6 +2,7 @@
 // the last hour, kept in memory; throughput per minute comes from the jobs table.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { summariseCapacity, type CapacitySummary } from '../domain/pick-worker.ts';
 import { PeriodicLoop } from '../loops/periodic-loop.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
@@ -12,6 +13,7 @@ import type { HubMetrics } from './metrics.ts';
 export interface StatsPoint {
   t: number;
   queued: number;
+  /** Over the workers that take work (drained, standby, disk-full and dead ones hold no capacity). */
   in_flight: number;
   capacity: number;
 }
@@ -21,6 +23,8 @@ const KEEP_MS = 3600_000;
 
 export class StatsSampler {
   readonly series: StatsPoint[] = [];
+  /** The last sample's capacity and why the excluded workers are out. */
+  latest: (CapacitySummary & { queued: number }) | undefined;
 
   constructor(
     private readonly config: Config,
@@ -41,18 +45,19 @@ export class StatsSampler {
     const queued = await this.store.countQueued();
     this.jobs.queuedEstimate = queued;
     const view = await this.fleetView.read();
-    let inFlight = 0;
-    let capacity = 0;
-    for (const w of view.workers) {
-      if (!w.alive) continue;
-      inFlight += w.in_flight;
-      capacity += w.max_concurrent;
-    }
-    const point = { t: this.clock.now(), queued, in_flight: inFlight, capacity };
+    // Liveness as the view judged it (remote rows as of its read, which may be a cached one).
+    const now = this.clock.now();
+    const cfg = { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: now };
+    const sum = summariseCapacity(view.workers.map((w) => ({ ...w, last_seen_ms: w.alive ? now : -Infinity })), cfg);
+    this.latest = { ...sum, queued };
+    const point = { t: this.clock.now(), queued, in_flight: sum.in_flight, capacity: sum.capacity };
     this.series.push(point);
     while (this.series.length > 0 && this.series[0].t < point.t - KEEP_MS) this.series.shift();
     this.metrics.queueDepth.set(queued);
     this.metrics.fleetSize.set(view.workers.filter((w) => w.alive).length);
+    this.metrics.fleetAccepting.set(sum.accepting);
+    this.metrics.fleetCapacity.set(sum.capacity);
+    this.metrics.fleetInFlight.set(sum.in_flight);
     return point;
   }
 

@@ -16,9 +16,9 @@ import type { WorkerSnapshot } from '../../../hub-core/src/ports/registry.ts';
 
 class StallingRegistry extends MemoryRegistry {
   stalled = false;
-  override async readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
-    if (this.stalled) throw new Error(`fleet read timed out after ${timeoutMs} ms`);
-    return super.readFleet(timeoutMs);
+  override async readFleet(): Promise<WorkerSnapshot[]> {
+    if (this.stalled) throw new Error('fleet read timed out');
+    return super.readFleet();
   }
 }
 

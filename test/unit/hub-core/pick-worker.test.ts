@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freeLanes, pickWorker, type SchedulableWorker } from '../../../hub-core/src/domain/pick-worker.ts';
+import { excludedBy, freeLanes, isCandidate, pickWorker, summariseCapacity, takesWork, type SchedulableWorker } from '../../../hub-core/src/domain/pick-worker.ts';
 import { seededRandom } from '../../../hub-core/src/ports/random.ts';
 
 const NOW = 1_000_000;
@@ -76,5 +76,60 @@ describe('pickWorker order', () => {
 
   it('counts free lanes over candidates only', () => {
     expect(freeLanes([w('a', { in_flight: 1 }), w('b', { status: 'drain' }), w('c', { max_concurrent: 4 })], cfg)).toBe(1 + 4);
+  });
+});
+
+describe('excludedBy: the filter that rules a worker out, in the scheduler\'s order', () => {
+  it.each([
+    ['heartbeat older than the TTL', { last_seen_ms: NOW - 120_001, status: 'drain' }, 'not_alive'],
+    ['drained', { status: 'drain', disk_pct: 99 }, 'drain'],
+    ['standby', { status: 'standby' }, 'standby'],
+    ['an unknown status', { status: 'paused' }, 'inactive'],
+    ['every lane busy', { in_flight: 2, disk_pct: 99 }, 'full'],
+    ['no view URL', { lane_novnc_urls: [], novnc_url: null }, 'no_view_url'],
+    ['not ready', { ready: false, disk_pct: 99 }, 'not_ready'],
+    ['disk at the limit', { disk_pct: 90 }, 'disk_full'],
+    ['nothing', {}, undefined],
+  ])('%s → %s', (_name, over, why) => {
+    expect(excludedBy(w('a', over as Partial<SchedulableWorker>), cfg)).toBe(why);
+    expect(isCandidate(w('a', over as Partial<SchedulableWorker>), cfg)).toBe(why === undefined);
+    expect(takesWork(w('a', over as Partial<SchedulableWorker>), cfg)).toBe(why === undefined || why === 'full');
+  });
+
+  it('agrees with pickWorker on random fleets: it picks only workers excludedBy passes', () => {
+    const r = seededRandom(7);
+    for (let round = 0; round < 200; round++) {
+      const fleet = Array.from({ length: 8 }, (_, i) =>
+        w(`w${i}`, {
+          status: r.next() < 0.2 ? 'drain' : 'active',
+          in_flight: Math.floor(r.next() * 3),
+          disk_pct: r.next() < 0.2 ? 95 : 10,
+          last_seen_ms: NOW - (r.next() < 0.2 ? 200_000 : 1000),
+          ready: r.next() < 0.1 ? false : undefined,
+        }),
+      );
+      const picked = pickWorker(fleet, cfg, r);
+      const candidates = fleet.filter((x) => excludedBy(x, cfg) === undefined);
+      if (candidates.length === 0) expect(picked).toBeUndefined();
+      else expect(candidates).toContain(picked);
+    }
+  });
+});
+
+describe('summariseCapacity', () => {
+  it('counts the lanes of workers that take work (busy ones too), and why the others do not', () => {
+    const fleet = [
+      w('ok', { in_flight: 1, max_concurrent: 4 }),
+      w('busy', { in_flight: 2, max_concurrent: 2 }),
+      w('drained', { status: 'drain', max_concurrent: 8 }),
+      w('standby', { status: 'standby', max_concurrent: 8 }),
+      w('full-disk', { disk_pct: 95, max_concurrent: 8 }),
+      w('dead', { last_seen_ms: NOW - 500_000, max_concurrent: 8 }),
+    ];
+    expect(summariseCapacity(fleet, cfg)).toEqual({ capacity: 6, in_flight: 3, accepting: 2, excluded: { drain: 1, standby: 1, disk_full: 1, not_alive: 1 } });
+  });
+
+  it('an all-drained fleet has no capacity and says so', () => {
+    expect(summariseCapacity([w('a', { status: 'drain' }), w('b', { status: 'drain' })], cfg)).toEqual({ capacity: 0, in_flight: 0, accepting: 0, excluded: { drain: 2 } });
   });
 });

@@ -60,6 +60,8 @@ export function adminRoutes(hub: Hub) {
         counts,
         throughput: throughput.map((b) => ({ minute: new Date(b.minute).toISOString(), succeeded: b.succeeded, failed: b.failed })),
         series: hub.stats.series.map((p) => ({ t: new Date(p.t).toISOString(), queued: p.queued, in_flight: p.in_flight, capacity: p.capacity })),
+        // Capacity counts only workers that take work; `excluded` says why the others do not.
+        capacity: hub.stats.latest ?? null,
         as_of: new Date(now).toISOString(),
       };
     });
