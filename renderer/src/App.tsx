@@ -1,6 +1,7 @@
 // The console's frame: header with the fleet at a glance, the link banner, and four views.
 import { useEffect, useState } from 'react';
 import { useStore } from 'zustand';
+import { CapacityBanner } from './components/CapacityBanner.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { DesktopSettings } from './components/DesktopSettings.tsx';
 import { HeaderSummary } from './components/HeaderSummary.tsx';
@@ -60,6 +61,7 @@ export function App() {
         </div>
       </header>
       <ConnectionBanner />
+      <CapacityBanner />
       <main className="content">
         {view === 'workers' && <WorkersView />}
         {view === 'hubs' && <HubsView />}

@@ -56,14 +56,24 @@ export interface HubInfo {
 
 export type JobCounts = Record<string, number>;
 
+/** The hub's count of lanes that take work, and why the other workers do not (its scheduler's own filters). */
+export interface Capacity {
+  capacity: number;
+  in_flight: number;
+  accepting: number;
+  excluded: Partial<Record<string, number>>;
+  queued: number;
+}
+
 export interface StatsResponse {
   counts: JobCounts;
   throughput: Array<{ minute: string; succeeded: number; failed: number }>;
   series: Array<{ t: string; queued: number; in_flight: number; capacity: number }>;
+  capacity?: Capacity | null;
   as_of: string;
 }
 
 export type AdminEvent =
-  | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; as_of: string; stale: boolean }
+  | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; capacity?: Capacity | null; as_of: string; stale: boolean }
   | { type: 'job'; job: Job }
   | { type: 'error'; error: string; details?: unknown };

@@ -10,15 +10,19 @@ export function HeaderSummary() {
   const workers = useStore(fleetStore, (s) => s.workers);
   const config = useStore(connectionStore, (s) => s.config);
   const counts = useStore(jobsStore, (s) => s.counts);
+  const hubCapacity = useStore(fleetStore, (s) => s.capacity);
   const sum = useMemo(() => summarise(workers, config), [workers, config]);
-  const util = sum.capacity > 0 ? Math.round((100 * sum.inFlight) / sum.capacity) : 0;
+  // Lanes as the hub counts them (only workers that take work); before its first answer, the rows' sum.
+  const inFlight = hubCapacity?.in_flight ?? sum.inFlight;
+  const capacity = hubCapacity?.capacity ?? sum.capacity;
+  const util = capacity > 0 ? Math.round((100 * inFlight) / capacity) : 0;
   return (
     <div className="summary">
       <span className="kv">
         <b>{sum.alive}</b>/{sum.total} workers alive
       </span>
       <span className="kv">
-        <b>{sum.inFlight}</b>/{sum.capacity} lanes busy ({util}%)
+        <b>{inFlight}</b>/{capacity} lanes busy ({util}%)
       </span>
       <span className="kv">
         <b>{counts.queued ?? 0}</b> queued

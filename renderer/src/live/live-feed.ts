@@ -122,6 +122,7 @@ export class LiveFeed {
     const now = this.now();
     if (msg.type === 'snapshot') {
       fleetStore.getState().setWorkers(msg.workers, msg.as_of, msg.stale);
+      if (msg.capacity !== undefined) fleetStore.getState().setCapacity(msg.capacity);
       hubsStore.getState().setHubs(msg.hubs);
       jobsStore.getState().setCounts(msg.counts);
       connectionStore.getState().ok(now, msg.stale);
@@ -160,7 +161,9 @@ export class LiveFeed {
   private async pollStats(): Promise<void> {
     try {
       const stats = await this.deps.client.stats();
-      if (!this.stopped) jobsStore.getState().setStats(stats);
+      if (this.stopped) return;
+      jobsStore.getState().setStats(stats);
+      if (stats.capacity !== undefined) fleetStore.getState().setCapacity(stats.capacity);
     } catch (err) {
       this.fail(err);
     }
