@@ -26,6 +26,10 @@ export interface Config {
   readonly fleetCacheS: number;
   readonly jitterMaxS: number;
   readonly maxQueued: number;
+  /** POST /workers/register: per source IP (refill per minute, burst) and for the whole hub. */
+  readonly registerPerIpPerMin: number;
+  readonly registerBurst: number;
+  readonly registerPerMin: number;
   readonly apiToken: string | undefined;
   readonly adminToken: string | undefined;
   readonly workerToken: string | undefined;
@@ -160,6 +164,9 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
     jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
+    registerPerIpPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_IP_PER_MIN', 10, { min: 0.001 }),
+    registerBurst: numberVar(env, 'PAPRIKA_REGISTER_BURST', 20, { min: 1, integer: true }),
+    registerPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_MIN', 600, { min: 0.001 }),
     apiToken,
     adminToken,
     workerToken,

@@ -5,6 +5,10 @@ export const ERROR_CODES = {
   unauthorized: { status: 401, message: 'Missing or wrong bearer token' },
   not_found: { status: 404, message: 'Not found' },
   conflict: { status: 409, message: 'Conflict' },
+  worker_enrolled: { status: 409, message: 'This worker id already has a credential; prove its secret, or an operator resets its credentials' },
+  worker_not_enrolled: { status: 401, message: 'This worker id has no credential; register first' },
+  worker_proof_invalid: { status: 401, message: "The link's proof does not match this worker id's credential" },
+  rate_limited: { status: 429, message: 'Too many requests; retry later' },
   payload_too_large: { status: 413, message: 'Request body too large' },
   unsupported_media_type: { status: 415, message: 'Expected application/json' },
   bad_gateway: { status: 502, message: 'The owning hub did not answer' },
@@ -24,7 +28,7 @@ export class PaprikaError extends Error {
     readonly code: ErrorCode,
     readonly details: unknown = undefined,
     message?: string,
-    /** Seconds for a Retry-After header (503s). */
+    /** Seconds for a Retry-After header (503s, 429s). */
     readonly retryAfterS?: number,
   ) {
     super(message ?? ERROR_CODES[code].message);
