@@ -19,6 +19,8 @@ export const FAST_ENV: Record<string, string> = {
   PAPRIKA_PORT: '0',
   PAPRIKA_ASSIGN_WAIT_S: '1',
   PAPRIKA_LOG_LEVEL: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent',
+  // Tests enroll many workers from 127.0.0.1 at once; the rate-limit test sets its own.
+  PAPRIKA_REGISTER_BURST: '500',
 };
 
 export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore } = {}): Promise<TestHub> {
