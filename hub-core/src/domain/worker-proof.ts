@@ -22,14 +22,14 @@ export function secretVerifier(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-/** What the worker sends in hello for this nonce. */
+/** What the worker sends in hello for this nonce (64 hex digits: fixed length, so nonce+id splits one way only). */
 export function linkProof(verifier: string, nonce: string, workerId: string): string {
   return createHmac('sha256', Buffer.from(verifier, 'hex')).update(`${nonce}${workerId}`, 'utf8').digest('hex');
 }
 
 /** Constant-time check of a presented proof against the stored verifier. */
 export function proofMatches(verifier: string, nonce: string, workerId: string, proof: string | undefined): boolean {
-  if (!proof || !HEX64.test(proof) || !HEX64.test(verifier)) return false;
+  if (!proof || !HEX64.test(proof) || !HEX64.test(verifier) || !HEX64.test(nonce)) return false;
   return timingSafeEqual(Buffer.from(linkProof(verifier, nonce, workerId), 'hex'), Buffer.from(proof, 'hex'));
 }
 
