@@ -9,11 +9,11 @@ import { backoffMs } from '../../hub-core/src/domain/jitter.ts';
 import { linkProof, secretVerifier } from '../../hub-core/src/domain/worker-proof.ts';
 import { encode, MAX_FRAME_BYTES, parseHubMessage, type HubMessage, type WorkerMessageBody } from '../../hub-core/src/protocol.ts';
 import { mathRandom, type Random } from '../../hub-core/src/ports/random.ts';
-import type { Lane, LanePool } from './lanes/lane.ts';
+import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
 import { CredentialFile } from './credential-file.ts';
-import { CredentialRejectedError, enroll, resetHint } from './enrollment.ts';
+import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 
 export const AGENT_VERSION = '0.1.0';
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
@@ -96,7 +96,7 @@ export class WorkerAgent {
 
   async start(): Promise<void> {
     await this.o.pool.start();
-    this.useCredential(this.credentialFile.load() ?? (await this.enroll()));
+    this.useCredential(await obtainCredential(this.credentialFile, this.enrollOptions()));
     this.connect();
   }
 
@@ -105,22 +105,9 @@ export class WorkerAgent {
     this.verifier = secretVerifier(c.secret);
   }
 
-  /** Only without a stored credential: the shared token enrolls, the secret proves every link after. */
-  private async enroll(): Promise<{ worker_id: string; secret: string }> {
-    const c = await enroll({
-      hubUrl: this.o.hubUrl,
-      lanIp: this.o.lanIp,
-      hostname: this.o.hostname ?? os.hostname(),
-      workerId: this.o.workerId,
-      headers: this.headers(),
-      log: this.o.log,
-      random: this.o.random ?? mathRandom,
-      backoff: this.o.backoff ?? { baseMs: 200, capMs: 5000 },
-      stopped: () => this.stopped,
-    });
-    this.credentialFile.save({ hub: new URL(this.o.hubUrl).origin, worker_id: c.worker_id, secret: c.secret, lan_ip: this.o.lanIp, enrolled_at: new Date().toISOString() });
-    this.o.log.info({ worker_id: c.worker_id, credential: this.credentialFile.path }, 'enrolled with the hub');
-    return c;
+  private enrollOptions(): EnrollOptions {
+    const o = this.o;
+    return { hubUrl: o.hubUrl, lanIp: o.lanIp, hostname: o.hostname ?? os.hostname(), workerId: o.workerId, headers: this.headers(), log: o.log, random: o.random ?? mathRandom, backoff: o.backoff ?? { baseMs: 200, capMs: 5000 }, stopped: () => this.stopped };
   }
 
   private headers(): Record<string, string> {
@@ -157,28 +144,14 @@ export class WorkerAgent {
       worker_id: this.workerId!,
       lan_ip: this.o.lanIp,
       hostname: this.o.hostname ?? os.hostname(),
-      capabilities: this.capabilities(),
+      capabilities: poolCapabilities(this.o.pool, AGENT_VERSION),
       jobs: this.runner.heldJobs(),
       sessions: this.runner.heldSessions(),
       results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
       fresh: !this.welcomed,
-      cpu_pct: s.cpuPct,
-      mem_pct: s.memPct,
-      disk_pct: s.diskPct,
+      cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct,
       proof: linkProof(this.verifier!, nonce, this.workerId!),
     });
-  }
-
-  capabilities() {
-    const lanes = this.o.pool.lanes;
-    const single = this.o.pool.singleChrome;
-    return {
-      max_concurrent: lanes.length,
-      lane_novnc_urls: single ? [] : lanes.map((l) => l.viewUrl ?? ''),
-      novnc_url: single ? (lanes[0]?.viewUrl ?? null) : null,
-      version: AGENT_VERSION,
-      platform: `${process.platform}-${process.arch}`,
-    };
   }
 
   private onMessage(text: string): void {
@@ -289,12 +262,10 @@ export class WorkerAgent {
     if (code === 'worker_not_enrolled') {
       this.o.log.warn({ worker_id: id }, 'the hub has no credential for this worker (reset by an operator, or a new hub database); enrolling again');
       try {
-        this.credentialFile.remove();
-        this.useCredential(await this.enroll());
+        this.useCredential(await obtainCredential(this.credentialFile, this.enrollOptions(), { renew: true }));
         return this.connect();
       } catch (err) {
-        if (!(err instanceof CredentialRejectedError)) return this.fail(new CredentialRejectedError(String(err)));
-        return this.fail(err);
+        return this.fail(err instanceof CredentialRejectedError ? err : new CredentialRejectedError(String(err)));
       }
     }
     this.fail(new CredentialRejectedError(`the hub refused worker ${id}'s credential (${code || 'refused'}); its secret in ${this.credentialFile.path} does not match the hub's. ${resetHint(id)}`));

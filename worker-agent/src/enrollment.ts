@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { backoffMs } from '../../hub-core/src/domain/jitter.ts';
 import type { Random } from '../../hub-core/src/ports/random.ts';
+import type { CredentialFile } from './credential-file.ts';
 
 /** The hub will not take this agent's credential: only an operator can fix it. */
 export class CredentialRejectedError extends Error {
@@ -30,6 +31,20 @@ export interface EnrollOptions {
 }
 
 const MAX_RETRY_AFTER_MS = 120_000;
+
+/**
+ * The stored credential; without one (or with `renew`: the hub forgot the id), a new
+ * enrollment, saved before it is used, so a restart never enrolls twice.
+ */
+export async function obtainCredential(file: CredentialFile, o: EnrollOptions, opts: { renew?: boolean } = {}): Promise<{ worker_id: string; secret: string }> {
+  if (opts.renew) file.remove();
+  const stored = opts.renew ? undefined : file.load();
+  if (stored) return stored;
+  const c = await enroll(o);
+  file.save({ hub: new URL(o.hubUrl).origin, worker_id: c.worker_id, secret: c.secret, lan_ip: o.lanIp, enrolled_at: new Date().toISOString() });
+  o.log.info({ worker_id: c.worker_id, credential: file.path }, 'enrolled with the hub');
+  return c;
+}
 
 export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; secret: string }> {
   for (let attempt = 0; ; attempt++) {
