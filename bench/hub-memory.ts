@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { WebSocket } from 'ws';
 import { encode } from '../hub-core/src/protocol.ts';
 import { realBackends } from '../test/harness/hub.ts';
+import { enrollRaw, provenHello } from '../test/harness/raw-link.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
 import type { Figure } from './report.ts';
 
@@ -36,22 +37,36 @@ async function settle(pid: number): Promise<number> {
 
 interface Sample { before: number; after: number }
 
+/** Enroll every id first (outside the measured window), then each link answers its challenge. */
+async function enrollAll(hubUrl: string, ids: string[]): Promise<Map<string, string>> {
+  const secrets = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += 50) await Promise.all(ids.slice(i, i + 50).map(async (id) => secrets.set(id, await enrollRaw(hubUrl, id))));
+  return secrets;
+}
+
+function onChallenge(ws: WebSocket, send: (nonce: string) => void): void {
+  ws.once('message', (m) => send((JSON.parse(String(m)) as { nonce: string }).nonce));
+}
+
 // RSS growth of a hub process while `workers` simulated workers link and beat once.
 async function hubSample(workers: number): Promise<Sample> {
   const port = await freePort();
   const backends = await realBackends();
-  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200' });
+  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200', PAPRIKA_REGISTER_BURST: '100000', PAPRIKA_REGISTER_PER_MIN: '100000' });
   const pid = hub.child.pid!;
   const caps = { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' };
   // Warm the hub up (JIT, first link, first fleet read) so the baseline is not start-up noise.
-  const warm = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wwarm${i}/link`, 10, (ws, i) => ws.send(encode({ type: 'hello', worker_id: `wwarm${i}`, capabilities: caps })));
+  const secrets = await enrollAll(hub.url, [...Array.from({ length: 10 }, (_, i) => `wwarm${i}`), ...Array.from({ length: workers }, (_, i) => `wm${i}`)]);
+  const warm = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wwarm${i}/link`, 10, (ws, i) => onChallenge(ws, (nonce) => ws.send(provenHello(`wwarm${i}`, secrets.get(`wwarm${i}`)!, nonce, { capabilities: caps, disk_pct: undefined }))));
   await fetch(`${hub.url}/admin/workers`);
   for (const s of warm) s.terminate();
   const before = await settle(pid);
-  const sockets = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wm${i}/link`, workers, (ws, i) => {
-    ws.send(encode({ type: 'hello', worker_id: `wm${i}`, capabilities: caps }));
-    ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] }));
-  });
+  const sockets = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wm${i}/link`, workers, (ws, i) =>
+    onChallenge(ws, (nonce) => {
+      ws.send(provenHello(`wm${i}`, secrets.get(`wm${i}`)!, nonce, { capabilities: caps, disk_pct: undefined }));
+      ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] }));
+    }),
+  );
   let linked = 0;
   await waitFor('all linked', async () => (linked = ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers) === workers, 60_000, 100).catch((err: unknown) => {
     throw new Error(`${String(err)} (${linked} of ${workers} linked)\n${hub.output().slice(-2000)}`);

@@ -30,6 +30,10 @@ export interface Config {
   readonly idempotencyTtlS: number;
   /** A request body slower than this is cut (slow-body clients hold sockets otherwise). */
   readonly bodyTimeoutS: number;
+  /** POST /workers/register: per source IP (refill per minute, burst) and for the whole hub. */
+  readonly registerPerIpPerMin: number;
+  readonly registerBurst: number;
+  readonly registerPerMin: number;
   readonly apiToken: string | undefined;
   readonly adminToken: string | undefined;
   readonly workerToken: string | undefined;
@@ -166,6 +170,9 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
     idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400),
     bodyTimeoutS: secondsVar(env, 'PAPRIKA_BODY_TIMEOUT_S', 30),
+    registerPerIpPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_IP_PER_MIN', 10, { min: 0.001 }),
+    registerBurst: numberVar(env, 'PAPRIKA_REGISTER_BURST', 20, { min: 1, integer: true }),
+    registerPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_MIN', 600, { min: 0.001 }),
     apiToken,
     adminToken,
     workerToken,

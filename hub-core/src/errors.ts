@@ -6,6 +6,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, message: 'Not found' },
   conflict: { status: 409, message: 'Conflict' },
   request_timeout: { status: 408, message: 'The request body arrived too slowly' },
+  worker_enrolled: { status: 409, message: 'This worker id already has a credential; prove its secret, or an operator resets its credentials' },
+  worker_not_enrolled: { status: 401, message: 'This worker id has no credential; register first' },
+  worker_proof_invalid: { status: 401, message: "The link's proof does not match this worker id's credential" },
+  rate_limited: { status: 429, message: 'Too many requests; retry later' },
   payload_too_large: { status: 413, message: 'Request body too large' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used for a different request' },
   unsupported_media_type: { status: 415, message: 'Expected application/json' },
@@ -26,7 +30,7 @@ export class PaprikaError extends Error {
     readonly code: ErrorCode,
     readonly details: unknown = undefined,
     message?: string,
-    /** Seconds for a Retry-After header (503s). */
+    /** Seconds for a Retry-After header (503s, 429s). */
     readonly retryAfterS?: number,
   ) {
     super(message ?? ERROR_CODES[code].message);

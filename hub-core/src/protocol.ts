@@ -45,8 +45,11 @@ const Asset = z.strictObject({
 });
 export type Asset = z.infer<typeof Asset>;
 
+/** HMAC-SHA256 of the link's challenge (domain/worker-proof.ts), hex. Optional in the schema so a hello without it gets the clear refusal, not a schema error. */
+const LinkProof = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hex digits');
+
 export const WorkerMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional() }),
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
   z.strictObject({
     type: z.literal('heartbeat'),
     v,
@@ -91,6 +94,8 @@ const AssignJob = z.discriminatedUnion('kind', [
 ]);
 
 export const HubMessage = z.discriminatedUnion('type', [
+  /** The hub's first frame on every link: the worker's hello must prove its id for this nonce. */
+  z.strictObject({ type: z.literal('challenge'), v, nonce: z.string().regex(/^[0-9a-f]{64}$/) }),
   z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string() }),
   AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),

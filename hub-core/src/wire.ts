@@ -13,8 +13,8 @@ export interface JobJson {
   worker_id: string | null;
   lane: number | null;
   hub_id: string | null;
-  /** The assignment of the current or last run. */
-  session_id: string | null;
+  /** Always null for jobs: the run's assignment id stays inside the hub (README § HTTP API). */
+  session_id: null;
   novnc_url: string | null;
   error: string | null;
   result: unknown;

@@ -2,10 +2,19 @@
 // with lanes that run `sleep` jobs without Chrome. In process (fast) or as `paprika worker`
 // child processes (for SIGKILL).
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { WorkerAgent } from '../../worker-agent/src/agent.ts';
 import { simulatedPool } from '../../worker-agent/src/lanes/simulated-lane.ts';
+
+/**
+ * Where this test process's agents keep their credentials: one directory for the whole run
+ * (files are keyed by hub and IP), so an agent started again with the same IP keeps its id.
+ */
+export const AGENT_DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-agents-'));
+process.once('exit', () => fs.rmSync(AGENT_DATA_DIR, { recursive: true, force: true }));
 
 let nextIp = 1;
 /** Distinct loopback addresses, so every agent gets its own IP-derived id. */
@@ -22,13 +31,14 @@ export interface SimAgent {
   kill(): Promise<void>;
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string } = {}): Promise<SimAgent> {
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
     pool: simulatedPool(lanes, `sim://${lanIp}`),
     lanIp,
     hostname: `sim-${lanIp}`,
+    dataDir: opts.dataDir ?? AGENT_DATA_DIR,
     token: opts.token,
     heartbeatS: opts.heartbeatS ?? 0.5,
     diskMaxPct: opts.diskMaxPct ?? 100,
@@ -64,9 +74,9 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `paprika worker …` as a real child process. */
+/** `paprika worker …` as a real child process (credentials under AGENT_DATA_DIR unless env says otherwise). */
 export function spawnWorker(args: string[], env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, [PAPRIKA_BIN, 'worker', ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [PAPRIKA_BIN, 'worker', ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'info', PAPRIKA_DATA_DIR: AGENT_DATA_DIR, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { loadConfig } from '../../hub-core/src/config.ts';
 import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
+import type { Clock } from '../../hub-core/src/ports/clock.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { createTestDatabase, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';
 
@@ -19,14 +20,16 @@ export const FAST_ENV: Record<string, string> = {
   PAPRIKA_PORT: '0',
   PAPRIKA_ASSIGN_WAIT_S: '1',
   PAPRIKA_LOG_LEVEL: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent',
+  // Tests enroll many workers from 127.0.0.1 at once; the rate-limit test sets its own.
+  PAPRIKA_REGISTER_BURST: '500',
 };
 
-export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore } = {}): Promise<TestHub> {
+export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock } = {}): Promise<TestHub> {
   const full = { ...FAST_ENV, PAPRIKA_HUB_ID: uniqueName('hub'), ...env };
   const config = loadConfig(full);
   let ownStore: JobStore | undefined;
   const store = opts.store ?? (config.databaseUrl ? undefined : (ownStore = await openJobStore({})));
-  const hub = await startHub({ env: full, store, logger: pino({ level: config.logLevel, base: { hub: config.hubId } }) });
+  const hub = await startHub({ env: full, store, clock: opts.clock, logger: pino({ level: config.logLevel, base: { hub: config.hubId } }) });
   return {
     hub,
     url: hub.url,

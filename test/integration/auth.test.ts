@@ -6,6 +6,7 @@ import { encode } from '../../hub-core/src/protocol.ts';
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
+import { enrollRaw, openRawLink, provenHello } from '../harness/raw-link.ts';
 
 const TOKENS = { PAPRIKA_API_TOKEN: 'api-secret', PAPRIKA_ADMIN_TOKEN: 'admin-secret', PAPRIKA_WORKER_TOKEN: 'worker-secret', PAPRIKA_PEER_TOKEN: 'peer-secret', PAPRIKA_BIND: '127.0.0.1' };
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -80,13 +81,14 @@ describe('authentication', () => {
     const res = await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer('api-secret') }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1500 } }) });
     const job = await res.json();
     expect(job.worker_id).toBe(agent.workerId);
-    const intruder = new WebSocket(`${h.url.replace('http', 'ws')}/workers/w-intruder/link`, { headers: bearer('worker-secret') });
-    await new Promise((r) => intruder.once('open', r));
-    const replies: any[] = [];
-    intruder.on('message', (m) => replies.push(JSON.parse(String(m))));
-    intruder.send(encode({ type: 'hello', worker_id: 'w-intruder', capabilities: { max_concurrent: 1, lane_novnc_urls: ['x'], novnc_url: null, version: 't', platform: 't' } }));
+    // The intruder is a worker of its own (enrolled with the worker token, proving its own id)
+    // and knows the run's assignment id (read here from the row; the public JSON hides it).
+    const secret = await enrollRaw(h.url, 'w-intruder', { token: 'worker-secret' });
+    const { ws: intruder, frames: replies, nonce } = await openRawLink(h.url, 'w-intruder', { token: 'worker-secret' });
+    intruder.send(provenHello('w-intruder', secret, nonce, { capabilities: { max_concurrent: 1, lane_novnc_urls: ['x'], novnc_url: null, version: 't', platform: 't' }, disk_pct: undefined }));
     await waitFor('welcome', async () => replies.some((r) => r.type === 'welcome'), 5000, 10);
-    intruder.send(encode({ type: 'job_result', job_id: job.id, assignment_id: job.session_id, status: 'failed', error: 'hijacked' }));
+    const assignmentId = (await h.hub.store.getJob(job.id))!.session_id!;
+    intruder.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assignmentId, status: 'failed', error: 'hijacked' }));
     await waitFor('refusal', async () => replies.some((r) => r.type === 'error' && /not yours/.test(r.message)), 5000, 10);
     intruder.close();
     const final = await waitFor('job done', async () => {

@@ -9,6 +9,7 @@ import { seededRandom } from '../../hub-core/src/ports/random.ts';
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
+import { enrollRaw, openRawLink, provenHello } from '../harness/raw-link.ts';
 
 const rng = seededRandom(20261202);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng.next() * xs.length)];
@@ -135,8 +136,10 @@ describe('hostile input', () => {
   });
 
   it('survives 4,000 random and mutated worker-link frames, answering each with an error and keeping the link', async () => {
-    const ws = new WebSocket(`${h.url.replace('http', 'ws')}/workers/w-fuzz/link`);
-    await new Promise((r) => ws.once('open', r));
+    // The runs' assignment ids are not in the public JSON: the frames take them from the rows.
+    const assignmentOf = async (id: string) => (await h.hub.store.getJob(id))?.session_id;
+    const secret = await enrollRaw(h.url, 'w-fuzz');
+    const { ws, nonce } = await openRawLink(h.url, 'w-fuzz');
     let errors = 0;
     let welcomed = false;
     ws.on('message', (m) => {
@@ -144,12 +147,12 @@ describe('hostile input', () => {
       if (msg.type === 'error') errors++;
       if (msg.type === 'welcome') welcomed = true;
     });
-    ws.send(encode({ type: 'hello', worker_id: 'w-fuzz', capabilities: { max_concurrent: 1, lane_novnc_urls: ['sim://f/0'], novnc_url: null, version: 't', platform: 't' } }));
+    ws.send(provenHello('w-fuzz', secret, nonce, { capabilities: { max_concurrent: 1, lane_novnc_urls: ['sim://f/0'], novnc_url: null, version: 't', platform: 't' }, disk_pct: undefined }));
     await waitFor('welcome', async () => welcomed, 5000, 10);
     const templates = [
       { type: 'heartbeat', v: 1, in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] },
-      { type: 'job_result', v: 1, job_id: finished[1].id, assignment_id: finished[1].session_id, status: 'failed', error: 'x' },
-      { type: 'job_rejected', v: 1, job_id: finished[2].id, assignment_id: finished[2].session_id, reason: 'busy' },
+      { type: 'job_result', v: 1, job_id: finished[1].id, assignment_id: await assignmentOf(finished[1].id), status: 'failed', error: 'x' },
+      { type: 'job_rejected', v: 1, job_id: finished[2].id, assignment_id: await assignmentOf(finished[2].id), reason: 'busy' },
       { type: 'session_reply', v: 1, request_id: 'r', ok: true },
       { type: 'hello', v: 1, worker_id: 'w-other', capabilities: {} },
     ];

@@ -10,7 +10,7 @@ import { encode } from '../../hub-core/src/protocol.ts';
 import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
-import { RAW_CAPS, rawLink } from '../harness/raw-link.ts';
+import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';
 import { json, post } from '../harness/http.ts';
 
 describe('a link whose disk the hub does not know yet (PAPRIKA_DISK_MAX_PCT=50)', () => {
@@ -117,11 +117,9 @@ describe('the old link of a worker whose new link is saying hello', () => {
     const inHello = new Promise<void>((r) => (entered = r));
     stall = { entered, release: new Promise<void>((r) => (release = r)) };
 
-    const ws = new WebSocket(`${hub.url.replace('http', 'ws')}/workers/w-swap/link`);
-    const frames: any[] = [];
-    ws.on('message', (m) => frames.push(JSON.parse(String(m))));
-    await new Promise((r) => ws.once('open', r));
-    ws.send(encode({ type: 'hello', worker_id: 'w-swap', capabilities: RAW_CAPS, disk_pct: 5, fresh: false }));
+    const secret = await enrollRaw(hub.url, 'w-swap');
+    const { ws, frames, nonce } = await openRawLink(hub.url, 'w-swap');
+    ws.send(provenHello('w-swap', secret, nonce, { fresh: false }));
     await inHello;
 
     const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
@@ -142,9 +140,9 @@ describe('the old link of a worker whose new link is saying hello', () => {
     let entered!: () => void;
     const inHello = new Promise<void>((r) => (entered = r));
     stall = { entered, release: new Promise<void>((r) => (release = r)) };
-    const first = new WebSocket(`${hub.url.replace('http', 'ws')}/workers/w-late-hello/link`);
-    await new Promise((r) => first.once('open', r));
-    first.send(encode({ type: 'hello', worker_id: 'w-late-hello', capabilities: RAW_CAPS, disk_pct: 5 }));
+    const secret = await enrollRaw(hub.url, 'w-late-hello');
+    const { ws: first, nonce } = await openRawLink(hub.url, 'w-late-hello');
+    first.send(provenHello('w-late-hello', secret, nonce));
     await inHello;
     first.terminate();
     stall = undefined;

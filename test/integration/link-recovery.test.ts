@@ -53,7 +53,8 @@ describe('a job the worker no longer holds when it links again', () => {
     // Released, so the 30 s age gate does not hold it back: the same job comes again, as a new assignment.
     const second = await waitFor('assigned again', async () => again.frames.find((f) => f.type === 'assign' && f.job_id === job.id), 5000, 10);
     expect(second.assignment_id).not.toBe(assign.assignment_id);
-    const row = await fetch(`${hub.url}/jobs/${job.id}`).then(json);
+    // The assignment id is not in the public JSON (it is the worker's key to the run): read the row.
+    const row = await hub.hub.store.getJob(job.id);
     expect(row).toMatchObject({ status: 'running', worker_id: 'w-relink', attempts: 2, session_id: second.assignment_id });
     again.ws.close();
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/protocol.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
-import { rawLink } from '../harness/raw-link.ts';
+import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';
 import { requireServices } from '../harness/services.ts';
 
 const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://x/0'], novnc_url: null, version: 't', platform: 'test' };
@@ -55,9 +55,9 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
 
   it('leaves no worker behind when a link closes in the middle of its hello (20 times)', async () => {
     for (let i = 0; i < 20; i++) {
-      const ws = new WebSocket(`${a.url.replace('http', 'ws')}/workers/w-flaky${i}/link`);
-      await new Promise((resolve) => ws.once('open', resolve));
-      ws.send(encode({ type: 'hello', worker_id: `w-flaky${i}`, capabilities: caps }));
+      const secret = await enrollRaw(a.url, `w-flaky${i}`);
+      const { ws, nonce } = await openRawLink(a.url, `w-flaky${i}`);
+      ws.send(provenHello(`w-flaky${i}`, secret, nonce, { capabilities: caps }));
       ws.terminate();
     }
     await waitFor('no flaky link left', async () => [...Array(20).keys()].every((i) => a.hub.fleet.get(`w-flaky${i}`) === undefined), 5000, 20);

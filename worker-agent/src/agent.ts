@@ -1,25 +1,35 @@
-// The worker agent: registers, links to a hub over a WebSocket, says hello with its lanes,
+// The worker agent: enrolls once (its credential kept in its data dir), links to a hub over a
+// WebSocket, answers the hub's challenge with a hello that proves its id and lists its lanes,
 // heartbeats every HEARTBEAT_S, runs what the hub assigns on its lanes, and re-links with
 // jittered backoff when the link drops — keeping its id, its running jobs and its unsent results.
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { backoffMs } from '../../hub-core/src/domain/jitter.ts';
+import { linkProof, secretVerifier } from '../../hub-core/src/domain/worker-proof.ts';
 import { encode, MAX_FRAME_BYTES, parseHubMessage, type HubMessage, type WorkerMessageBody } from '../../hub-core/src/protocol.ts';
 import { mathRandom, type Random } from '../../hub-core/src/ports/random.ts';
-import type { Lane, LanePool } from './lanes/lane.ts';
+import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
+import { CredentialFile } from './credential-file.ts';
+import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 
 export const AGENT_VERSION = '0.1.0';
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
 const WELCOME_TIMEOUT_MS = 20_000;
+/** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
+const LINK_UNAUTHORIZED = 4401;
 
 export interface AgentOptions {
   hubUrl: string;
   pool: LanePool;
   lanIp: string;
   hostname?: string;
+  /** An explicit worker id (`--worker-id`) instead of the one the hub derives from lanIp. */
+  workerId?: string;
+  /** Where the credential file lives (PAPRIKA_DATA_DIR / --data-dir). */
+  dataDir: string;
   token?: string;
   heartbeatS: number;
   diskMaxPct: number;
@@ -29,12 +39,17 @@ export interface AgentOptions {
   diskPath?: string;
   /** Reconnect backoff bounds (ms). */
   backoff?: { baseMs: number; capMs: number };
+  /** The hub refused this agent's credential for good: the process should exit (main.ts does). */
+  onFatal?: (err: CredentialRejectedError) => void;
 }
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 
 export class WorkerAgent {
   workerId: string | undefined;
+  /** sha256 of this worker's secret: the key of every link's proof. */
+  private verifier: string | undefined;
+  private readonly credentialFile: CredentialFile;
   private ws: WebSocket | undefined;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -59,13 +74,20 @@ export class WorkerAgent {
    */
   private welcomed = false;
   private linkedOnce: (() => void) | undefined;
+  private linkFailed: ((err: Error) => void) | undefined;
+  /** Resolves at the first welcome; rejects if the hub refuses this agent's credential. */
   readonly linked: Promise<void>;
 
   constructor(private readonly o: AgentOptions) {
     this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.queueResult(r));
-    this.linked = new Promise((resolve) => (this.linkedOnce = resolve));
+    this.linked = new Promise((resolve, reject) => {
+      this.linkedOnce = resolve;
+      this.linkFailed = reject;
+    });
+    this.linked.catch(() => {}); // its rejection is also reported through onFatal
+    this.credentialFile = new CredentialFile(o.dataDir, o.hubUrl, o.workerId ?? o.lanIp);
   }
 
   get lanes(): readonly Lane[] {
@@ -74,34 +96,22 @@ export class WorkerAgent {
 
   async start(): Promise<void> {
     await this.o.pool.start();
-    this.workerId = await this.register();
+    this.useCredential(await obtainCredential(this.credentialFile, this.enrollOptions()));
     this.connect();
+  }
+
+  private useCredential(c: { worker_id: string; secret: string }): void {
+    this.workerId = c.worker_id;
+    this.verifier = secretVerifier(c.secret);
+  }
+
+  private enrollOptions(): EnrollOptions {
+    const o = this.o;
+    return { hubUrl: o.hubUrl, lanIp: o.lanIp, hostname: o.hostname ?? os.hostname(), workerId: o.workerId, headers: this.headers(), log: o.log, random: o.random ?? mathRandom, backoff: o.backoff ?? { baseMs: 200, capMs: 5000 }, stopped: () => this.stopped };
   }
 
   private headers(): Record<string, string> {
     return this.o.token ? { authorization: `Bearer ${this.o.token}` } : {};
-  }
-
-  private async register(): Promise<string> {
-    for (;;) {
-      try {
-        const res = await fetch(new URL('/workers/register', this.o.hubUrl), {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...this.headers() },
-          body: JSON.stringify({ lan_ip: this.o.lanIp, hostname: this.o.hostname ?? os.hostname() }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        const body = (await res.json()) as { worker_id?: string; error?: string };
-        if (res.ok && body.worker_id) return body.worker_id;
-        if (res.status >= 400 && res.status < 500) throw new Error(`hub refused registration (${res.status}): ${body.error ?? 'unknown error'}`);
-        this.o.log.warn({ status: res.status }, 'registration failed; retrying');
-      } catch (err) {
-        if (err instanceof Error && err.message.startsWith('hub refused')) throw err;
-        if (this.stopped) throw new Error('agent stopped');
-        this.o.log.warn({ err: String(err) }, 'hub unreachable for registration; retrying');
-      }
-      await new Promise((r) => setTimeout(r, backoffMs(this.attempt++, 200, 5000, this.o.random ?? mathRandom)));
-    }
   }
 
   private connect(): void {
@@ -117,40 +127,31 @@ export class WorkerAgent {
         this.o.log.warn('no welcome from the hub; re-linking');
         ws.terminate();
       }, WELCOME_TIMEOUT_MS);
-      // The hub picks no worker whose disk it does not know, so hello carries the host figures.
-      void this.stats.sample().then((s) => {
-        if (this.ws !== ws) return;
-        this.send({
-          type: 'hello',
-          worker_id: this.workerId!,
-          lan_ip: this.o.lanIp,
-          hostname: this.o.hostname ?? os.hostname(),
-          capabilities: this.capabilities(),
-          jobs: this.runner.heldJobs(),
-          sessions: this.runner.heldSessions(),
-          results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
-          fresh: !this.welcomed,
-          cpu_pct: s.cpuPct,
-          mem_pct: s.memPct,
-          disk_pct: s.diskPct,
-        });
-      });
+      // hello waits for the hub's challenge: it must carry the proof for that nonce.
     });
     ws.on('message', (data) => this.onMessage(data.toString()));
-    ws.on('close', () => this.onClose(ws));
+    ws.on('close', (code, reason) => this.onClose(ws, code, reason.toString()));
     ws.on('error', (err) => this.o.log.debug({ err: String(err) }, 'link error'));
   }
 
-  capabilities() {
-    const lanes = this.o.pool.lanes;
-    const single = this.o.pool.singleChrome;
-    return {
-      max_concurrent: lanes.length,
-      lane_novnc_urls: single ? [] : lanes.map((l) => l.viewUrl ?? ''),
-      novnc_url: single ? (lanes[0]?.viewUrl ?? null) : null,
-      version: AGENT_VERSION,
-      platform: `${process.platform}-${process.arch}`,
-    };
+  /** The hub picks no worker whose disk it does not know, so hello carries the host figures. */
+  private async hello(nonce: string): Promise<void> {
+    const ws = this.ws;
+    const s = await this.stats.sample();
+    if (this.ws !== ws) return;
+    this.send({
+      type: 'hello',
+      worker_id: this.workerId!,
+      lan_ip: this.o.lanIp,
+      hostname: this.o.hostname ?? os.hostname(),
+      capabilities: poolCapabilities(this.o.pool, AGENT_VERSION),
+      jobs: this.runner.heldJobs(),
+      sessions: this.runner.heldSessions(),
+      results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
+      fresh: !this.welcomed,
+      cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct,
+      proof: linkProof(this.verifier!, nonce, this.workerId!),
+    });
   }
 
   private onMessage(text: string): void {
@@ -165,6 +166,8 @@ export class WorkerAgent {
 
   private async handle(msg: HubMessage): Promise<void> {
     switch (msg.type) {
+      case 'challenge':
+        return this.hello(msg.nonce);
       case 'welcome':
         clearTimeout(this.welcomeTimer);
         this.attempt = 0;
@@ -237,14 +240,43 @@ export class WorkerAgent {
     if (ws?.readyState === WebSocket.OPEN) ws.send(encode(msg));
   }
 
-  private onClose(ws: WebSocket): void {
+  private onClose(ws: WebSocket, code: number, reason: string): void {
     if (this.ws !== ws) return;
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.welcomeTimer);
     if (this.stopped) return;
+    if (code === LINK_UNAUTHORIZED) return void this.onRefused(reason);
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
     this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /**
+   * The hub refused the stored credential. A wrong proof means another secret holds this id:
+   * stop, and say the operator must reset it (re-enrolling by itself would hide a takeover).
+   * No credential at all (an operator reset it, or the hub's database is new): enroll again,
+   * loudly; the hub refuses that too if someone else enrolled the id meanwhile.
+   */
+  private async onRefused(code: string): Promise<void> {
+    const id = this.workerId ?? this.o.lanIp;
+    if (code === 'worker_not_enrolled') {
+      this.o.log.warn({ worker_id: id }, 'the hub has no credential for this worker (reset by an operator, or a new hub database); enrolling again');
+      try {
+        this.useCredential(await obtainCredential(this.credentialFile, this.enrollOptions(), { renew: true }));
+        return this.connect();
+      } catch (err) {
+        return this.fail(err instanceof CredentialRejectedError ? err : new CredentialRejectedError(String(err)));
+      }
+    }
+    this.fail(new CredentialRejectedError(`the hub refused worker ${id}'s credential (${code || 'refused'}); its secret in ${this.credentialFile.path} does not match the hub's. ${resetHint(id)}`));
+  }
+
+  private fail(err: CredentialRejectedError): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.o.log.error({ err: err.message }, 'worker credential refused; stopping');
+    this.linkFailed?.(err);
+    this.o.onFatal?.(err);
   }
 
   /** Drop the link without stopping (tests: a network blip). */

@@ -1,5 +1,6 @@
 // `paprika worker`: flags → a running agent. Also the entry of the single-file bundle.
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../../hub-core/src/config.ts';
@@ -10,7 +11,8 @@ import { simulatedPool } from './lanes/simulated-lane.ts';
 export class UsageError extends Error {}
 
 export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
-                      [--simulate-lanes N] [--lan-ip IP] [--token T] [--novnc-base URL]`;
+                      [--simulate-lanes N] [--lan-ip IP] [--token T] [--novnc-base URL]
+                      [--worker-id ID] [--data-dir DIR]`;
 
 export interface WorkerFlags {
   hub: string;
@@ -21,6 +23,9 @@ export interface WorkerFlags {
   lanIp: string;
   token?: string;
   novncBase?: string;
+  workerId?: string;
+  /** Where the credential file lives; default PAPRIKA_DATA_DIR (./.paprika). */
+  dataDir?: string;
 }
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
@@ -45,6 +50,8 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
         'lan-ip': { type: 'string' },
         token: { type: 'string' },
         'novnc-base': { type: 'string' },
+        'worker-id': { type: 'string' },
+        'data-dir': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -62,7 +69,9 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   const simulateLanes = positiveInt('simulate-lanes', values['simulate-lanes']);
   const lanes = positiveInt('lanes', values.lanes) ?? 2;
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');
-  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, lanIp, token: values.token, novncBase: values['novnc-base'] };
+  const workerId = values['worker-id'];
+  if (workerId !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(workerId)) throw new UsageError(`--worker-id expects letters, digits, _ or - (at most 100), got ${JSON.stringify(workerId)}`);
+  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'] };
 }
 
 export function detectLanIp(): string {
@@ -84,7 +93,23 @@ export async function runWorker(argv: string[], env: Record<string, string | und
   // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
   const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
   const { pool, stopExtras } = await buildPool(flags, config.chromePath);
-  const agent = new WorkerAgent({ hubUrl: flags.hub, pool, lanIp: flags.lanIp, token: flags.token ?? config.workerToken, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
+  const dataDir = flags.dataDir ? path.resolve(flags.dataDir) : config.dataDir;
+  const agent = new WorkerAgent({
+    hubUrl: flags.hub,
+    pool,
+    lanIp: flags.lanIp,
+    workerId: flags.workerId,
+    dataDir,
+    token: flags.token ?? config.workerToken,
+    heartbeatS: config.heartbeatS,
+    diskMaxPct: config.diskMaxPct,
+    log,
+    // The hub refused the stored credential: nothing this process can do fixes it.
+    onFatal: (err) => {
+      console.error(`paprika worker: ${err.message}`);
+      void agent.stop(0).catch(() => {}).then(stopExtras).finally(() => process.exit(1));
+    },
+  });
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'stopping: finishing running jobs');
     await agent.stop(30_000).catch(() => {});
@@ -93,7 +118,14 @@ export async function runWorker(argv: string[], env: Record<string, string | und
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  await agent.start();
+  try {
+    await agent.start();
+  } catch (err) {
+    // Refused enrollment (or stopped): leave no Chrome behind.
+    await agent.stop(0).catch(() => {});
+    await stopExtras();
+    throw err;
+  }
   log.info({ worker_id: agent.workerId, lanes: pool.lanes.length, hub: flags.hub }, 'worker started');
   return agent;
 }

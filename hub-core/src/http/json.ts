@@ -14,7 +14,9 @@ export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
     worker_id: j.worker_id,
     lane: j.lane,
     hub_id: j.hub_id,
-    session_id: j.session_id,
+    // The column holds the run's assignment id, which is what a worker presents to report on
+    // the job: it never leaves the hub. Kept as null so clients that read the key still parse.
+    session_id: null,
     novnc_url: j.novnc_url,
     error: j.error,
     result: j.result,

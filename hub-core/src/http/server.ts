@@ -84,7 +84,7 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
       const link = LINK_PATH.exec(url.pathname);
       if (link) {
         requireToken(hub.config.workerToken, req, 'worker');
-        wss.handleUpgrade(req, socket, head, (ws) => hub.links.accept(ws, link[1]));
+        wss.handleUpgrade(req, socket, head, (ws) => hub.links.accept(ws, link[1], req.socket.remoteAddress));
       } else if (url.pathname === '/admin/events') {
         requireToken(hub.config.adminToken, req, 'admin', url);
         wss.handleUpgrade(req, socket, head, (ws) => events.accept(ws));

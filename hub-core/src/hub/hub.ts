@@ -31,6 +31,7 @@ import { createMetrics, type HubMetrics } from './metrics.ts';
 import { RegistryPublisher } from './registry-publisher.ts';
 import { SessionService } from './sessions.ts';
 import { StatsSampler } from './stats.ts';
+import { WorkerEnrollment } from './worker-enrollment.ts';
 
 export interface StartHubOptions {
   config?: Config;
@@ -58,6 +59,7 @@ export class Hub {
   readonly dispatcher: Dispatcher;
   readonly jobs: JobService;
   readonly links: LinkService;
+  readonly enrollment: WorkerEnrollment;
   readonly fleetView: FleetViewReader;
   readonly forwarder: Forwarder;
   readonly stats: StatsSampler;
@@ -84,7 +86,8 @@ export class Hub {
     this.jobs = new JobService(config, store, this.fleet, this.dispatcher, clock, log, this.events, this.metrics);
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, clock, log, events: this.events, metrics: this.metrics });
+    this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
   }
 
@@ -101,7 +104,7 @@ export class Hub {
   async start(consoleDir?: string): Promise<void> {
     await failLeftoversIfAlone(this);
     this.http = await buildHttpServer(this, { consoleDir });
-    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, startedAt: this.startedAt };
+    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
     this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
     for (const l of this.loops) l.start();

@@ -1,6 +1,7 @@
-// The hub's end of a worker link: hello → welcome, heartbeats, results, rejections and
-// session replies. Every frame is parsed at this edge; a malformed one gets an error reply
+// The hub's end of a worker link: challenge → hello (with the proof of the worker's id) →
+// welcome, heartbeats, results, rejections and session replies. Every frame is parsed at this edge; a malformed one gets an error reply
 // and a log line, never an exception that could take the hub down.
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
@@ -10,13 +11,17 @@ import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { HubEvents } from './hub-events.ts';
+import { JobReports } from './job-reports.ts';
 import type { LocalFleet } from './local-fleet.ts';
 import type { HubMetrics } from './metrics.ts';
 import type { RegistryPublisher } from './registry-publisher.ts';
 import type { SessionService } from './sessions.ts';
+import type { WorkerEnrollment } from './worker-enrollment.ts';
 import { WorkerLink, type LinkSocket } from './worker-link.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
+/** Close code of a link whose hello did not prove its worker id (the HTTP 401 of links). */
+export const LINK_UNAUTHORIZED = 4401;
 
 export interface LinkDeps {
   config: Config;
@@ -26,6 +31,7 @@ export interface LinkDeps {
   fleet: LocalFleet;
   sessions: SessionService;
   publisher: RegistryPublisher;
+  enrollment: WorkerEnrollment;
   clock: Clock;
   log: Logger;
   events: HubEvents;
@@ -47,16 +53,26 @@ function socketOf(ws: WebSocket): LinkSocket {
 }
 
 export class LinkService {
-  constructor(private readonly d: LinkDeps) {}
+  private readonly reports: JobReports;
+  constructor(private readonly d: LinkDeps) {
+    this.reports = new JobReports(d);
+  }
 
-  /** Takes over an upgraded socket for `workerId` (already authenticated by the HTTP layer). */
-  accept(ws: WebSocket, workerId: string): void {
+  /**
+   * Takes over an upgraded socket for `workerId`. The worker token (checked by the HTTP layer)
+   * only let it in: the hello must prove the id for this link's nonce before anything of that
+   * worker — its current link, jobs or status — is touched.
+   */
+  accept(ws: WebSocket, workerId: string, remote?: string): void {
     const socket = socketOf(ws);
     let link: WorkerLink | undefined;
+    let refused = false;
     let queue = Promise.resolve();
+    const nonce = randomBytes(32).toString('hex');
     const helloTimer = setTimeout(() => {
       if (!link) ws.close(4000, 'no hello');
     }, HELLO_TIMEOUT_MS);
+    socket.send(encode({ type: 'challenge', nonce })).catch(() => {});
 
     ws.on('message', (data, isBinary) => {
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
@@ -69,12 +85,21 @@ export class LinkService {
       queue = queue
         .then(async () => {
           const msg = parsed.value;
+          if (refused) return;
           if (!link) {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             clearTimeout(helloTimer);
             // The link is known before any await, so a socket that closes mid-hello is still cleaned up.
             try {
+              const verdict = await this.d.enrollment.verifyLink(workerId, nonce, msg.proof);
+              if (!verdict.ok) {
+                refused = true;
+                this.d.log.warn({ worker_id: workerId, code: verdict.code, remote }, 'link refused: the hello did not prove the worker id');
+                await socket.send(encode({ type: 'error', message: verdict.message, details: { code: verdict.code } })).catch(() => {});
+                socket.close(LINK_UNAUTHORIZED, verdict.code);
+                return;
+              }
               await this.onHello(socket, msg, (l) => (link = l));
             } catch (err) {
               // Without a welcome the worker would wait forever: close, and it links again with backoff.
@@ -186,11 +211,11 @@ export class LinkService {
         return;
       }
       case 'job_started':
-        return;
+        return this.reports.started(link, msg);
       case 'job_result':
-        return this.onResult(link, msg);
+        return this.reports.result(link, msg);
       case 'job_rejected':
-        return this.onRejected(link, msg);
+        return this.reports.rejected(link, msg);
       case 'session_reply':
         this.d.sessions.onReply(msg.request_id, msg);
         return;
@@ -201,62 +226,6 @@ export class LinkService {
         this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
         return;
     }
-  }
-
-  private async onResult(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_result' }>): Promise<void> {
-    const { store, assets, clock, log } = this.d;
-    // The lane is free the moment the worker says so, whatever the database does next.
-    const hold = link.holding(msg.job_id);
-    if (hold?.assignmentId === msg.assignment_id && link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
-    // A worker may only report on its own jobs: assets for someone else's job are not stored.
-    const row = hold?.assignmentId === msg.assignment_id ? undefined : await store.getJob(msg.job_id);
-    const mine = hold?.assignmentId === msg.assignment_id || (row?.worker_id === link.worker_id && row.session_id === msg.assignment_id);
-    if (!mine) {
-      log.warn({ job_id: msg.job_id, worker_id: link.worker_id, owner: row?.worker_id ?? null }, 'refused a result for a job this worker does not hold');
-      await link.socket.send(encode({ type: 'error', message: `job ${msg.job_id} is not yours`, details: { job_id: msg.job_id } })).catch(() => {});
-      if (row?.worker_id !== link.worker_id) return;
-      // Its own job, but from an earlier run: ack so the worker stops resending it.
-      await link.socket.send(encode({ type: 'result_ack', job_id: msg.job_id })).catch(() => {});
-      return;
-    }
-    for (const a of msg.assets ?? []) await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64'));
-    const finished = await store.finishJob(msg.job_id, {
-      assignmentId: msg.assignment_id,
-      workerId: link.worker_id,
-      status: msg.status,
-      result: msg.result ?? null,
-      error: msg.error ?? null,
-      now: new Date(clock.now()),
-    });
-    // Ack after the write: an unacked result is sent again after a reconnect, and a repeat
-    // changes nothing (the UPDATE only matches a running row with this assignment).
-    await link.socket.send(encode({ type: 'result_ack', job_id: msg.job_id })).catch(() => {});
-    if (finished) {
-      this.d.metrics.results.inc({ status: msg.status });
-      this.d.events.jobChanged(finished);
-    } else {
-      log.info({ job_id: msg.job_id, worker_id: link.worker_id }, 'stale or repeated result ignored');
-    }
-    this.d.publisher.mark(link);
-    this.d.events.workersChanged();
-  }
-
-  private async onRejected(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_rejected' }>): Promise<void> {
-    const { store, clock, log, config } = this.d;
-    // Put the job back first, then free the lane: the wake-up must find it queued.
-    const back = await store.unclaimJob(msg.job_id, msg.assignment_id, new Date(clock.now()), link.worker_id);
-    this.d.metrics.rejections.inc({ reason: msg.reason });
-    // A worker that says its disk is full is skipped until its next heartbeat says otherwise.
-    if (msg.reason === 'disk_full') link.disk_pct = Math.max(link.disk_pct, config.diskMaxPct);
-    // A worker that is shutting down takes no more work on this link: pick others meanwhile.
-    if (msg.reason === 'shutting_down' && link.status === 'active') {
-      link.status = 'drain';
-      this.d.publisher.mark(link);
-    }
-    log.info({ job_id: msg.job_id, worker_id: link.worker_id, reason: msg.reason, requeued: back }, 'worker rejected job');
-    if (link.release(msg.job_id) !== undefined) this.d.fleet.laneFreed();
-    const row = await store.getJob(msg.job_id);
-    if (row) this.d.events.jobChanged(row);
   }
 
   private async onClose(link: WorkerLink): Promise<void> {

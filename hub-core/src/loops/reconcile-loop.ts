@@ -8,6 +8,7 @@ import type { FleetViewReader } from '../hub/fleet-view.ts';
 import type { HubEvents } from '../hub/hub-events.ts';
 import type { LocalFleet } from '../hub/local-fleet.ts';
 import type { HubMetrics } from '../hub/metrics.ts';
+import type { WorkerEnrollment } from '../hub/worker-enrollment.ts';
 import { encode } from '../protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
@@ -15,8 +16,8 @@ import { PeriodicLoop } from './periodic-loop.ts';
 
 const SCAN_LIMIT = 10_000;
 
-export function reconcileLoop(d: { config: Config; store: JobStore; fleetView: FleetViewReader; fleet: LocalFleet; clock: Clock; log: Logger; events: HubEvents; metrics: HubMetrics }): PeriodicLoop {
-  const { config, store, fleetView, fleet, clock, log, events, metrics } = d;
+export function reconcileLoop(d: { config: Config; store: JobStore; fleetView: FleetViewReader; fleet: LocalFleet; clock: Clock; log: Logger; events: HubEvents; metrics: HubMetrics; enrollment: WorkerEnrollment }): PeriodicLoop {
+  const { config, store, fleetView, fleet, clock, log, events, metrics, enrollment } = d;
   return new PeriodicLoop(
     'reconcile',
     config.reconcileIntervalS * 1000,
@@ -42,6 +43,8 @@ export function reconcileLoop(d: { config: Config; store: JobStore; fleetView: F
         }
       }
       if (view.partial) log.warn('reconciler skipped orphan checks: fleet view has only this hub');
+      // Enrollments that never linked expire here too (a conditional DELETE, safe on every hub).
+      await enrollment.expireUnused();
     },
     clock,
     log,

@@ -1,6 +1,7 @@
 // The jobs table and the durable worker settings, behind one interface so the same code runs
 // on Postgres (`pg`) and on embedded PGlite. The statements live in adapters/sql/statements.ts.
 import type { JobKind, JobStatus } from '../domain/job-spec.ts';
+import type { CredentialStore } from './credential-store.ts';
 
 export interface JobRow {
   id: string;
@@ -71,6 +72,8 @@ export interface StatsBucket {
 }
 
 export interface JobStore {
+  /** Worker credentials, on the same database (one transaction can audit a reset). */
+  readonly credentials: CredentialStore;
   /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
   insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
   /** Frees a job's Idempotency-Key for reuse when the job was created at or before `createdBefore`; false when it was not. */

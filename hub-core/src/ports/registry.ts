@@ -40,8 +40,13 @@ export interface HubRow extends HubInfo {
 export const HUB_HISTORY_S = 3600;
 
 export interface Registry {
-  /** The IP-derived id, taken atomically: the same IP always gets its id back. */
-  claimWorkerId(lanIp: string, hostname: string): Promise<string>;
+  /**
+   * The IP-derived id, taken atomically: the same IP always gets its id back. `candidates`
+   * (default: the ids derived from the IP) lets an explicit id be claimed by the same rule.
+   */
+  claimWorkerId(lanIp: string, hostname: string, candidates?: string[]): Promise<string>;
+  /** Undo a claim that never linked (its enrollment expired): only if it is still this IP's. */
+  releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean>;
   /** Write a worker's hash and refresh its `:online` TTL. */
   publishWorker(w: WorkerSnapshot): Promise<void>;
   /** Many at once (one round trip): coalesced heartbeats. */

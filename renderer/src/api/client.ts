@@ -69,6 +69,8 @@ export function createApiClient(opts: ApiClientOptions) {
     hubs: () => json<{ hubs: HubInfo[] }>('GET', '/admin/hubs'),
     stats: () => json<StatsResponse>('GET', '/admin/stats'),
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
+    /** Deletes the worker's credential: its id may enroll again (audited at the hub). */
+    resetWorkerCredentials: (id: string) => json<{ worker_id: string; had_credential: boolean }>('POST', `/admin/workers/${encodeURIComponent(id)}/reset-credentials`),
     jobs: (q: { status?: string; limit?: number }) => {
       const p = new URLSearchParams();
       if (q.status) p.set('status', q.status);

@@ -13,6 +13,7 @@ export interface WorkerRowProps {
   top: number;
   odd: boolean;
   onSetStatus(id: string, status: string): void;
+  onResetCredentials(id: string): void;
 }
 
 function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string {
@@ -22,7 +23,7 @@ function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string
   return cfg && age > 2 * cfg.heartbeat_s ? 'hb-late' : '';
 }
 
-export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus }: WorkerRowProps) {
+export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus, onResetCredentials }: WorkerRowProps) {
   const shown = displayStatus(w);
   const warn = diskWarning(w, config);
   const ratio = loadRatio(w);
@@ -57,6 +58,9 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
             {s}
           </button>
         ))}
+        <button className="seg-btn reset" onClick={() => onResetCredentials(w.worker_id)} data-testid="reset-credentials" title="Reset credentials: let this worker id enroll again (after a lost credential file or a replaced machine)">
+          Reset credentials
+        </button>
       </div>
       <div data-testid="worker-alive" className={w.alive ? 'alive' : 'dead'}>
         {w.alive ? 'alive' : 'offline'}

@@ -44,6 +44,18 @@ export class ConsoleActions {
     }
   }
 
+  /** After the operator confirmed: the id may enroll again (its live link, if any, stays up). */
+  async resetCredentials(workerId: string): Promise<void> {
+    const fleet = fleetStore.getState();
+    fleet.setActionError(null);
+    try {
+      const out = await this.client.resetWorkerCredentials(workerId);
+      if (!out.had_credential) fleetStore.getState().setActionError(`${workerId} had no credential to reset`);
+    } catch (err) {
+      fleetStore.getState().setActionError(`${workerId} → reset credentials: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   async openJob(id: string): Promise<void> {
     jobsStore.getState().select(id);
     try {

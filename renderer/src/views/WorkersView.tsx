@@ -1,4 +1,5 @@
-// Workers: filters, the virtualised table, and the confirm step before draining busy workers.
+// Workers: filters, the virtualised table, and the confirm steps before draining busy workers
+// and before resetting a worker's credentials.
 import { useCallback, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
@@ -18,10 +19,13 @@ export function WorkersView() {
   const actionError = useStore(fleetStore, (s) => s.actionError);
   const config = useStore(connectionStore, (s) => s.config);
   const [confirm, setConfirm] = useState<PendingConfirm | null>(null);
+  const [resetting, setResetting] = useState<string | null>(null);
   const rows = useMemo(() => visibleWorkers(workers, filter, sort, config), [workers, filter, sort, config]);
 
   const onSetStatus = useCallback((id: string, status: string) => setConfirm(actions.requestStatus(id, status)), [actions]);
   const cancel = useCallback(() => setConfirm(null), []);
+  const onResetCredentials = useCallback((id: string) => setResetting(id), []);
+  const cancelReset = useCallback(() => setResetting(null), []);
 
   return (
     <section className="view view-workers">
@@ -34,7 +38,7 @@ export function WorkersView() {
           </button>
         </div>
       )}
-      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} />
+      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onResetCredentials={onResetCredentials} />
       {confirm && (
         <ConfirmDialog
           title={`Set ${confirm.workerId} to ${confirm.status}?`}
@@ -48,6 +52,22 @@ export function WorkersView() {
           <p>
             {confirm.workerId} has <b>{confirm.inFlight}</b> job{confirm.inFlight === 1 ? '' : 's'} in flight. They run to completion; the scheduler stops
             giving it new work.
+          </p>
+        </ConfirmDialog>
+      )}
+      {resetting && (
+        <ConfirmDialog
+          title={`Reset credentials of ${resetting}?`}
+          confirmLabel="Reset credentials"
+          onCancel={cancelReset}
+          onConfirm={() => {
+            void actions.resetCredentials(resetting);
+            setResetting(null);
+          }}
+        >
+          <p>
+            The hub forgets {resetting}'s secret, so the next registration for this id succeeds — whoever makes it. Do this when the worker lost its credential
+            file or its machine was replaced. A link that is up now stays up; at its next link the worker must enroll again.
           </p>
         </ConfirmDialog>
       )}

@@ -25,6 +25,8 @@ export const CHAOS_ENV = {
   PAPRIKA_JOB_TIMEOUT_S: '10',
   PAPRIKA_FLEET_TIMEOUT_MS: '300',
   PAPRIKA_FLEET_CACHE_S: '10',
+  // Every agent enrolls at start through nginx, so all from one source address.
+  PAPRIKA_REGISTER_BURST: '200',
 } as const;
 
 export interface ChaosHub {

@@ -40,3 +40,15 @@ export interface LanePool {
   start(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** What hello declares about a pool: a single Chrome reports `novnc_url` alone. */
+export function poolCapabilities(pool: LanePool, version: string) {
+  const single = pool.singleChrome;
+  return {
+    max_concurrent: pool.lanes.length,
+    lane_novnc_urls: single ? [] : pool.lanes.map((l) => l.viewUrl ?? ''),
+    novnc_url: single ? (pool.lanes[0]?.viewUrl ?? null) : null,
+    version,
+    platform: `${process.platform}-${process.arch}`,
+  };
+}

@@ -19,8 +19,8 @@ export class MemoryRegistry implements Registry {
 
   constructor(private readonly clock: Clock) {}
 
-  async claimWorkerId(lanIp: string, hostname: string): Promise<string> {
-    for (const id of workerIdCandidates(lanIp)) {
+  async claimWorkerId(lanIp: string, hostname: string, candidates = workerIdCandidates(lanIp)): Promise<string> {
+    for (const id of candidates) {
       const holder = this.ipOf.get(id)?.lanIp;
       if (holder === undefined || holder === lanIp) {
         this.ipOf.set(id, { lanIp, hostname });
@@ -28,6 +28,12 @@ export class MemoryRegistry implements Registry {
       }
     }
     throw new Error(`no worker id left for ${lanIp}`);
+  }
+
+  async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
+    if (this.ipOf.get(workerId)?.lanIp !== lanIp || this.workers.has(workerId)) return false;
+    this.ipOf.delete(workerId);
+    return true;
   }
 
   async publishWorker(w: WorkerSnapshot): Promise<void> {

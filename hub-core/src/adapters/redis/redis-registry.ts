@@ -12,11 +12,13 @@ const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 
 const SCRIPTS = {
   releaseOwnerIfMine: 1,
   claimWorkerId: -1, // variable number of keys
+  releaseWorkerIdIfUnlinked: 2,
 } as const;
 
 type ScriptedRedis = Redis & {
   releaseOwnerIfMine(key: string, hubId: string): Promise<number>;
   claimWorkerId(numKeys: number, ...args: string[]): Promise<string | null>;
+  releaseWorkerIdIfUnlinked(index: string, worker: string, workerId: string, lanIp: string): Promise<number>;
 };
 
 export function redisKeys(prefix: string) {
@@ -135,12 +137,15 @@ export class RedisRegistry implements Registry {
     return new RedisRegistry(redis, prefix, workerTtlS);
   }
 
-  async claimWorkerId(lanIp: string, hostname: string): Promise<string> {
-    const ids = workerIdCandidates(lanIp);
+  async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
     const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
     const got = await this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids);
     if (!got) throw new Error(`no worker id left for ${lanIp}`);
     return got;
+  }
+
+  async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
+    return (await this.redis.releaseWorkerIdIfUnlinked(this.k.workersIndex, this.k.worker(workerId), workerId, lanIp)) === 1;
   }
 
   async publishWorker(w: WorkerSnapshot): Promise<void> {

@@ -4,6 +4,7 @@ import type { AuditEntry, Claim, Finish, JobRow, JobStore, NewJob, StatsBucket, 
 import { migrate } from './migrate.ts';
 import { pgClient } from './pg-client.ts';
 import { pgliteClient } from './pglite-client.ts';
+import { SqlCredentialStore } from './sql-credential-store.ts';
 import type { SqlClient } from './sql-client.ts';
 import { SQL } from './statements.ts';
 
@@ -11,7 +12,10 @@ import { SQL } from './statements.ts';
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export class SqlJobStore implements JobStore {
-  constructor(readonly db: SqlClient) {}
+  readonly credentials: SqlCredentialStore;
+  constructor(readonly db: SqlClient) {
+    this.credentials = new SqlCredentialStore(db);
+  }
 
   async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {
     const rows = await this.db.query<JobRow>(SQL.insertJob, [job.id, job.kind, json(job.spec), job.hubId, job.idempotencyKey, job.now], 'insertJob');

@@ -48,6 +48,14 @@ export function adminRoutes(hub: Hub) {
       return { ...(row ? workerJson({ ...row, status }) : { worker_id: id, status, alive: false }), applied_by: appliedBy };
     });
 
+    // The operator's answer to `worker_enrolled`: the id may enroll again (a lost credential
+    // file, a replaced machine). Any hub can do it: the credential lives in Postgres.
+    app.post('/admin/workers/:id/reset-credentials', async (req) => {
+      const { id } = parseOr400(WorkerId, req.params, 'worker id');
+      const hadCredential = await hub.enrollment.resetCredentials(id, actorOf(req));
+      return { worker_id: id, had_credential: hadCredential };
+    });
+
     app.get('/admin/hubs', async () => {
       const hubs = await hub.registry.listHubs(hub.clock.now(), HUB_HISTORY_S);
       return { hubs: hubs.map((h) => hubJson(h, hub.config.hubId)) };

@@ -1,5 +1,6 @@
-// POST /workers/register: the IP-derived id (GET /workers/:id/link is the WebSocket upgrade
-// in server.ts). Also the hub-to-hub routes that need this hub's links.
+// POST /workers/register: enrolls a worker — the IP-derived (or explicit) id and a secret of
+// its own that proves the id at every link (GET /workers/:id/link is the WebSocket upgrade in
+// server.ts). Also the hub-to-hub routes that need this hub's links.
 import { isIPv4 } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -13,17 +14,20 @@ import { parseOr400 } from '../validate.ts';
 const Register = z.strictObject({
   lan_ip: z.string().refine(isIPv4, 'expected an IPv4 address'),
   hostname: z.string().min(1).max(253),
+  worker_id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a worker id').optional(),
+  secret: z.string().min(1).max(200).optional(),
 });
 const JobId = z.strictObject({ id: z.string().uuid() });
 
 export function workerRoutes(hub: Hub) {
   return async (app: FastifyInstance) => {
-    app.post('/workers/register', async (req) => {
+    app.post('/workers/register', async (req, reply) => {
       requireToken(hub.config.workerToken, req.raw, 'worker');
       const body = parseOr400(Register, req.body, 'registration');
-      const workerId = await hub.registry.claimWorkerId(body.lan_ip, body.hostname);
-      hub.log.info({ worker_id: workerId, lan_ip: body.lan_ip, hostname: body.hostname }, 'worker registered');
-      return { worker_id: workerId, hub_id: hub.config.hubId, heartbeat_s: hub.config.heartbeatS };
+      const out = await hub.enrollment.register(body, req.ip);
+      // The secret is shown once: nothing between here and the agent may keep a copy.
+      reply.header('cache-control', 'no-store');
+      return reply.status(out.created ? 201 : 200).send({ worker_id: out.worker_id, secret: out.secret, hub_id: hub.config.hubId, heartbeat_s: hub.config.heartbeatS });
     });
 
     // A peer hub with no free lane asks this one to take a queued job (one hop, no re-forward).
