@@ -5,7 +5,7 @@ import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { loadConfig } from '../../hub-core/src/config.ts';
 import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
-import { createTestDatabase, dropRedisPrefix, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';
+import { assertTestRedisPrefix, createTestDatabase, dropRedisPrefix, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';
 
 export interface TestHub {
   hub: Hub;
@@ -23,6 +23,7 @@ export const FAST_ENV: Record<string, string> = {
 
 export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore } = {}): Promise<TestHub> {
   const full = { ...FAST_ENV, PAPRIKA_HUB_ID: uniqueName('hub'), ...env };
+  assertTestRedisPrefix(full);
   const config = loadConfig(full);
   let ownStore: JobStore | undefined;
   const store = opts.store ?? (config.databaseUrl ? undefined : (ownStore = await openJobStore({})));

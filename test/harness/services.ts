@@ -70,6 +70,25 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 
 export const testRedisPrefix = () => `${uniqueName('paprika_t')}:`;
 
+/**
+ * A hub a test starts on the shared Redis must write under a test prefix: keys under the
+ * production prefix would outlive the test and escape the leak check. A private server
+ * (startPrivateRedis) is the test's own and may use any prefix.
+ */
+export function assertTestRedisPrefix(env: Record<string, string | undefined>): void {
+  if (!env.REDIS_URL) return;
+  let host: string;
+  try {
+    host = new URL(env.REDIS_URL).host;
+  } catch {
+    return; // loadConfig names the bad value
+  }
+  if (host !== new URL(REDIS_TEST_URL).host) return;
+  if (!env.PAPRIKA_REDIS_PREFIX?.startsWith('paprika_t_')) {
+    throw new Error(`a test hub on the shared Redis needs PAPRIKA_REDIS_PREFIX from testRedisPrefix() (or realBackends()), got ${JSON.stringify(env.PAPRIKA_REDIS_PREFIX ?? '(unset)')}`);
+  }
+}
+
 const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, '\\$&');
 
 /**
