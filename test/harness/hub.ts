@@ -6,7 +6,7 @@ import { loadConfig } from '../../hub-core/src/config.ts';
 import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
 import type { Clock } from '../../hub-core/src/ports/clock.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
-import { createTestDatabase, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';
+import { assertTestRedisPrefix, createTestDatabase, dropRedisPrefix, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';
 
 export interface TestHub {
   hub: Hub;
@@ -26,6 +26,7 @@ export const FAST_ENV: Record<string, string> = {
 
 export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock } = {}): Promise<TestHub> {
   const full = { ...FAST_ENV, PAPRIKA_HUB_ID: uniqueName('hub'), ...env };
+  assertTestRedisPrefix(full);
   const config = loadConfig(full);
   let ownStore: JobStore | undefined;
   const store = opts.store ?? (config.databaseUrl ? undefined : (ownStore = await openJobStore({})));
@@ -41,8 +42,17 @@ export async function startTestHub(env: Record<string, string> = {}, opts: { sto
   };
 }
 
-/** A database and a Redis prefix shared by the hubs of one test. */
+/**
+ * A database and a Redis prefix shared by the hubs of one test. drop() removes both: call it
+ * after every hub on them has stopped (a live hub would write its keys again).
+ */
 export async function realBackends(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   const db = await createTestDatabase();
-  return { env: { DATABASE_URL: db.url, REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: testRedisPrefix() }, drop: db.drop };
+  const prefix = testRedisPrefix();
+  return {
+    env: { DATABASE_URL: db.url, REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: prefix },
+    async drop() {
+      await Promise.all([db.drop(), dropRedisPrefix(prefix)]);
+    },
+  };
 }

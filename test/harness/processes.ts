@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { PAPRIKA_BIN } from './agents.ts';
+import { assertTestRedisPrefix } from './services.ts';
 
 export interface HubProcess {
   child: ChildProcess;
@@ -12,7 +13,9 @@ export interface HubProcess {
 }
 
 export async function spawnHub(port: number, env: Record<string, string>): Promise<HubProcess> {
-  const child = spawn(process.execPath, [PAPRIKA_BIN, 'hub', '--port', String(port)], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const fullEnv = { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env };
+  assertTestRedisPrefix(fullEnv);
+  const child = spawn(process.execPath, [PAPRIKA_BIN, 'hub', '--port', String(port)], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -3,6 +3,7 @@
 // except under CI=true, where a missing service is a failure.
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { freePort } from '../../hub-core/src/http/free-port.ts';
 
@@ -36,7 +37,16 @@ export function requireServices(names: Array<'postgres' | 'redis'>): boolean {
   return false;
 }
 
-export const uniqueName = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+/**
+ * The tag of this test run (`r` + base-36 start time + random), set by test/run-tests.mjs or
+ * the global setup. Every name below ends with it, so the run's leak check and clean-up find
+ * exactly the databases and keys of this run, never those of a run beside it.
+ */
+export const TEST_RUN = process.env.PAPRIKA_TEST_RUN ?? '';
+export const newRunTag = () => `r${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+
+/** `prefix_<base-36 ms>_<random>[_<run tag>]`: the global setup reads the time from field 3. */
+export const uniqueName = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}${TEST_RUN ? `_${TEST_RUN}` : ''}`;
 
 /** A fresh database; drop() removes it (and its connections). */
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -59,6 +69,55 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 }
 
 export const testRedisPrefix = () => `${uniqueName('paprika_t')}:`;
+
+/**
+ * A hub a test starts on the shared Redis must write under a test prefix: keys under the
+ * production prefix would outlive the test and escape the leak check. A private server
+ * (startPrivateRedis) is the test's own and may use any prefix.
+ */
+export function assertTestRedisPrefix(env: Record<string, string | undefined>): void {
+  if (!env.REDIS_URL) return;
+  let host: string;
+  try {
+    host = new URL(env.REDIS_URL).host;
+  } catch {
+    return; // loadConfig names the bad value
+  }
+  if (host !== new URL(REDIS_TEST_URL).host) return;
+  if (!env.PAPRIKA_REDIS_PREFIX?.startsWith('paprika_t_')) {
+    throw new Error(`a test hub on the shared Redis needs PAPRIKA_REDIS_PREFIX from testRedisPrefix() (or realBackends()), got ${JSON.stringify(env.PAPRIKA_REDIS_PREFIX ?? '(unset)')}`);
+  }
+}
+
+const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * Delete every key under a test prefix (SCAN + UNLINK in batches; KEYS would block the server
+ * the other files share). Refuses anything but a test prefix. Returns how many it deleted.
+ */
+export async function dropRedisPrefix(prefix: string, url = REDIS_TEST_URL): Promise<number> {
+  if (!prefix.startsWith('paprika_t_')) throw new Error(`dropRedisPrefix: ${JSON.stringify(prefix)} is not a test prefix`);
+  return unlinkMatching(`${globEscape(prefix)}*`, url);
+}
+
+/** UNLINK every key matching a SCAN pattern; returns the count. */
+export async function unlinkMatching(pattern: string, url = REDIS_TEST_URL): Promise<number> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, retryStrategy: () => null });
+  redis.on('error', () => {});
+  await redis.connect();
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return deleted;
+}
 
 /**
  * A Redis server of the test's own (redis-server on a free loopback port), for tests that

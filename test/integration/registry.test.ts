@@ -4,7 +4,7 @@ import { MemoryRegistry } from '../../hub-core/src/adapters/memory/memory-regist
 import { RedisRegistry } from '../../hub-core/src/adapters/redis/redis-registry.ts';
 import { systemClock } from '../../hub-core/src/ports/clock.ts';
 import { HUB_HISTORY_S, type Registry, type WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
-import { REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
+import { dropRedisPrefix, REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
 
 const snap = (id: string, hub = 'hub-a', over: Partial<WorkerSnapshot> = {}): WorkerSnapshot => ({
   worker_id: id,
@@ -36,11 +36,8 @@ for (const kind of ['memory', 'redis'] as const) {
       reg = kind === 'redis' ? await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120) : new MemoryRegistry(systemClock);
     });
     afterAll(async () => {
-      if (reg instanceof RedisRegistry) {
-        const keys = await reg.client.keys(`${prefix}*`);
-        if (keys.length) await reg.client.del(...keys);
-      }
       await reg?.close();
+      if (kind === 'redis') await dropRedisPrefix(prefix);
     });
 
     it('hands out IP-derived ids, the same again for the same IP, the long form on collision', async () => {

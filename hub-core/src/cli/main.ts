@@ -12,8 +12,10 @@ commands:
          [--simulate-lanes N] [--lan-ip IP] [--token T]
                                        run a worker agent
   demo [--simulate]                    hub on PAPRIKA_PORT with embedded defaults + two local workers
-  nginx-conf --hub HOST:PORT ... [--listen [ADDR:]PORT]
-                                       print an nginx config for several hubs`;
+  nginx-conf --hub HOST:PORT ... [--listen [ADDR:]PORT] [--full]
+                                       print nginx's http {} block for several hubs
+                                       (/etc/nginx/conf.d/paprika.conf); --full: a
+                                       whole nginx.conf for nginx -c FILE`;
 
 class UsageError extends Error {}
 

@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nginxConf, parseNginxFlags } from '../../../hub-core/src/cli/nginx-conf.ts';
+import { NGINX_BIN } from '../../harness/nginx.ts';
 
 describe('paprika nginx-conf', () => {
   it('puts every hub in both upstreams: consistent hash for links, round-robin for the rest', () => {
@@ -19,5 +24,56 @@ describe('paprika nginx-conf', () => {
     [['--hub', 'a:1', '--bogus'], /Unknown option '--bogus'/],
   ])('rejects %j naming the flag', (argv, message) => {
     expect(() => parseNginxFlags(argv as string[])).toThrow(message);
+  });
+});
+
+// `nginx -t` on what the command prints, with real nginx: the snippet inside an http {} block
+// (where conf.d/ files land), the --full output as the whole nginx.conf. Everything nginx writes
+// goes under a temp prefix; the pid file, the error log and the temp directories (whose
+// built-in defaults are system paths) are pointed there.
+const nginxRunnable = Boolean(NGINX_BIN) || process.env.CI === 'true';
+if (!nginxRunnable) console.warn('\n!!! SKIPPING nginx -t checks: nginx is not installed !!!\n');
+
+describe.skipIf(!nginxRunnable)('paprika nginx-conf output under nginx -t', () => {
+  const flags = ['--hub', '10.0.0.1:8080', '--hub', '10.0.0.2:8080', '--listen', '127.0.0.1:9000'];
+  const tempPaths = (dir: string) =>
+    ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${path.join(dir, t)};`).join(' ');
+
+  function nginxTest(conf: string): { status: number | null; output: string } {
+    if (!NGINX_BIN) throw new Error('CI=true but nginx is not installed');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-nginx-t-'));
+    try {
+      const file = path.join(dir, 'nginx.conf');
+      fs.writeFileSync(file, conf.replace(/^http \{$/m, `http {\n    ${tempPaths(dir)}`));
+      const r = spawnSync(NGINX_BIN, ['-t', '-p', dir, '-c', file, '-e', path.join(dir, 'error.log'), '-g', `pid ${path.join(dir, 'nginx.pid')};`], { encoding: 'utf8', timeout: 10_000 });
+      return { status: r.status, output: `${r.stdout}${r.stderr}` };
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('--full prints a whole nginx.conf (events {} + http {}) that nginx -t -c accepts', () => {
+    const conf = nginxConf(parseNginxFlags([...flags, '--full']));
+    expect(conf).toMatch(/^events \{/m);
+    expect(conf).toMatch(/^http \{$/m);
+    const r = nginxTest(conf);
+    expect(r.output).toMatch(/test is successful/);
+    expect(r.status).toBe(0);
+  });
+
+  it('prints, without --full, a snippet for the http {} context: nginx -t accepts it there and refuses it alone', () => {
+    const snippet = nginxConf(parseNginxFlags(flags));
+    expect(snippet).not.toMatch(/^\s*(events|http) \{/m);
+    expect(snippet).toMatch(/\/etc\/nginx\/conf\.d\/paprika\.conf/);
+    const inHttp = nginxTest(`events { worker_connections 64; }\nhttp {\n${snippet}}\n`);
+    expect(inHttp.output).toMatch(/test is successful/);
+    expect(inHttp.status).toBe(0);
+    expect(nginxTest(snippet).status).not.toBe(0);
+  });
+
+  it('accepts --full among the other flags and rejects a value for it', () => {
+    expect(parseNginxFlags([...flags, '--full']).full).toBe(true);
+    expect(parseNginxFlags(flags).full).toBe(false);
+    expect(() => parseNginxFlags([...flags, '--full=yes'])).toThrow(/--full/);
   });
 });
