@@ -5,7 +5,7 @@ import { JOB_STATUSES, JobRequest } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
-import { requireToken } from '../auth.ts';
+import { assetHeaders } from '../content-types.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
@@ -19,8 +19,6 @@ const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'print
 
 export function jobRoutes(hub: Hub) {
   return async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (req) => requireToken(hub.config.apiToken ?? undefined, req.raw, 'api', undefined, hub.config.peerToken));
-
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
       const rawKey = req.headers['idempotency-key'];
@@ -73,7 +71,7 @@ export function jobRoutes(hub: Hub) {
       const { id, name } = parseOr400(AssetParams, req.params, 'asset');
       const asset = await hub.assets.get(id, name);
       if (!asset) throw new PaprikaError('not_found', { id, name }, 'No such asset');
-      return reply.type(asset.contentType).send(asset.data);
+      return reply.headers(assetHeaders(asset.contentType, name)).send(asset.data);
     });
   };
 }
