@@ -41,6 +41,8 @@ export interface HttpServer {
   app: FastifyInstance;
   url: string;
   port: number;
+  /** Every registered route with its group (HEAD included), for tests that walk them all. */
+  routes: ReadonlyArray<{ method: string; url: string; group: RouteGroup }>;
   close(): Promise<void>;
 }
 
@@ -77,12 +79,14 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
   // A route missing from the table stops the hub at start: no route is open by omission.
+  const routes: Array<{ method: string; url: string; group: RouteGroup }> = [];
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const decls = methods.map((m) => routeDecl(m, route.url));
     if (decls.some((d) => d === undefined)) throw new Error(`route ${methods.join(',')} ${route.url} has no group in http/route-groups.ts`);
     if (new Set(decls.map((d) => d!.group)).size > 1) throw new Error(`route ${route.url}: one registration, several groups`);
     route.config = { ...route.config, auth: decls[0]!.group };
+    for (const method of methods) routes.push({ method, url: route.url, group: decls[0]!.group });
   });
 
   const guards = new BrowserGuards(hub.config, openGroups(hub.config).length > 0);
@@ -123,6 +127,7 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   return {
     app,
     port,
+    routes,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     async close() {
       events.stop();

@@ -92,6 +92,12 @@ export class Hub {
     return this.http.url;
   }
 
+  /** The HTTP routes this hub serves and the group guarding each (route-groups.ts). */
+  get routes(): HttpServer['routes'] {
+    if (!this.http) throw new Error('hub not started');
+    return this.http.routes;
+  }
+
   get port(): number {
     if (!this.http) throw new Error('hub not started');
     return this.http.port;
