@@ -134,6 +134,9 @@ describe('every route refuses every spelling of its path without its own token',
   });
 
   const walk = async (base: string) => {
+    // The spellings do reach the hub's router (nginx passes them on): with the right token the
+    // encoded path is the admin route, so only the token decides below.
+    expect((await raw(base, 'GET', '/%61dmin/workers', bearer(TOKENS.admin))).status).toBe(200);
     const before = await snapshot();
     let requests = 0;
     for (const [key, decl] of Object.entries(ROUTE_TABLE)) {
