@@ -38,6 +38,10 @@ export interface Config {
   readonly adminToken: string | undefined;
   readonly workerToken: string | undefined;
   readonly peerToken: string | undefined;
+  /** PAPRIKA_METRICS_TOKEN: unset leaves /metrics open. */
+  readonly metricsToken: string | undefined;
+  /** PAPRIKA_INSECURE=1: a non-loopback bind is allowed while a route group has no token. */
+  readonly insecure: boolean;
   readonly chromePath: string | undefined;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
@@ -115,6 +119,14 @@ function urlVar(env: Env, name: string, protocols: string[]): string | undefined
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** The token variables of the route groups that must all be set before a hub listens beyond loopback. */
+export const GROUP_TOKEN_VARS = ['PAPRIKA_API_TOKEN', 'PAPRIKA_ADMIN_TOKEN', 'PAPRIKA_WORKER_TOKEN', 'PAPRIKA_PEER_TOKEN'] as const;
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+export function isLoopbackBind(bind: string): boolean {
+  return bind === 'localhost' || bind === '::1' || /^127(\.\d{1,3}){3}$/.test(bind) || /^::ffff:127(\.\d{1,3}){3}$/i.test(bind);
+}
+
 export interface ConfigOverrides {
   port?: number;
 }
@@ -127,6 +139,17 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   const peerToken = stringVar(env, 'PAPRIKA_PEER_TOKEN');
   const anyToken = Boolean(apiToken || adminToken || workerToken || peerToken);
   const bind = stringVar(env, 'PAPRIKA_BIND') ?? (anyToken ? '0.0.0.0' : '127.0.0.1');
+  const insecure = flagVar(env, 'PAPRIKA_INSECURE');
+  // No silent open doors: a group without its token is open to everyone who can connect, so
+  // listening beyond loopback needs every token, or an explicit PAPRIKA_INSECURE=1.
+  const unset = GROUP_TOKEN_VARS.filter((name) => !stringVar(env, name));
+  if (unset.length > 0 && !isLoopbackBind(bind) && !insecure) {
+    throw new ConfigError(
+      'PAPRIKA_BIND',
+      `refusing to listen on ${bind} while ${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} unset (those routes would be open to the network). ` +
+        'Set the missing token(s), or PAPRIKA_BIND=127.0.0.1 to stay on this machine, or PAPRIKA_INSECURE=1 to run open on purpose.',
+    );
+  }
 
   const s3Endpoint = urlVar(env, 'PAPRIKA_S3_ENDPOINT', ['http:', 'https:']);
   let s3: S3Config | undefined;
@@ -177,6 +200,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     adminToken,
     workerToken,
     peerToken,
+    metricsToken: stringVar(env, 'PAPRIKA_METRICS_TOKEN'),
+    insecure,
     chromePath: stringVar(env, 'PAPRIKA_CHROME_PATH'),
     dataDir: path.resolve(stringVar(env, 'PAPRIKA_DATA_DIR') ?? './.paprika'),
     databaseUrl: urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),

@@ -3,6 +3,7 @@
 export const ERROR_CODES = {
   bad_request: { status: 400, message: 'The request is not valid' },
   unauthorized: { status: 401, message: 'Missing or wrong bearer token' },
+  cross_site: { status: 403, message: 'Cross-site request refused' },
   not_found: { status: 404, message: 'Not found' },
   conflict: { status: 409, message: 'Conflict' },
   request_timeout: { status: 408, message: 'The request body arrived too slowly' },
@@ -13,6 +14,8 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, message: 'Request body too large' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used for a different request' },
   unsupported_media_type: { status: 415, message: 'Expected application/json' },
+  misdirected: { status: 421, message: 'This hub does not answer for that Host' },
+  upgrade_required: { status: 426, message: 'This route is a WebSocket' },
   bad_gateway: { status: 502, message: 'The owning hub did not answer' },
   queue_full: { status: 503, message: 'Too many queued jobs; retry later' },
   shutting_down: { status: 503, message: 'This hub is shutting down; retry on another hub' },

@@ -11,9 +11,9 @@ import { enrollRaw, openRawLink, provenHello } from '../harness/raw-link.ts';
 const TOKENS = { PAPRIKA_API_TOKEN: 'api-secret', PAPRIKA_ADMIN_TOKEN: 'admin-secret', PAPRIKA_WORKER_TOKEN: 'worker-secret', PAPRIKA_PEER_TOKEN: 'peer-secret', PAPRIKA_BIND: '127.0.0.1' };
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
-function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+function upgradeStatus(url: string, headers: Record<string, string> = {}, protocols: string[] = []): Promise<number> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, protocols, { headers });
     ws.once('open', () => {
       ws.close();
       resolve(101);
@@ -73,7 +73,10 @@ describe('authentication', () => {
     expect(await upgradeStatus(`${ws}/workers/w1/link`, bearer('admin-secret'))).toBe(401);
     expect(await upgradeStatus(`${ws}/admin/events`)).toBe(401);
     expect(await upgradeStatus(`${ws}/admin/events?token=wrong`)).toBe(401);
-    expect(await upgradeStatus(`${ws}/admin/events?token=admin-secret`)).toBe(101);
+    // The token no longer travels in the URL (proxy logs): ?token= opens nothing.
+    expect(await upgradeStatus(`${ws}/admin/events?token=admin-secret`)).toBe(401);
+    expect(await upgradeStatus(`${ws}/admin/events`, {}, ['paprika.v1', `bearer.${Buffer.from('admin-secret').toString('base64url')}`])).toBe(101);
+    expect(await upgradeStatus(`${ws}/admin/events`, {}, ['paprika.v1', `bearer.${Buffer.from('api-secret').toString('base64url')}`])).toBe(401);
     expect(await upgradeStatus(`${ws}/admin/events`, bearer('admin-secret'))).toBe(101);
   });
 

@@ -1,8 +1,12 @@
-// Bearer tokens (SPEC.md § Environment): compared in constant time; a route whose token is
-// unset is open (and the hub then binds to 127.0.0.1 by default).
+// Bearer tokens, one per route group (SPEC.md § Environment): compared in constant time; a
+// group whose token is unset is open (and then the hub listens beyond loopback only with
+// PAPRIKA_INSECURE=1, config.ts). Each token opens its own group only.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Config } from '../config.ts';
 import { PaprikaError } from '../errors.ts';
+import { FORWARDED_HEADER } from '../hub/forwarder.ts';
+import type { RouteGroup } from './route-groups.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -13,17 +17,67 @@ export function tokenMatches(expected: string | undefined, presented: string | u
   return timingSafeEqual(digest(expected), digest(presented));
 }
 
-export function bearerOf(req: IncomingMessage, url?: URL): string | undefined {
-  const h = req.headers.authorization;
-  if (h?.startsWith('Bearer ')) return h.slice(7).trim();
-  // Browsers cannot set headers on a WebSocket: the console passes ?token= on /admin/events.
-  return url?.searchParams.get('token') ?? undefined;
+/** The subprotocol a WebSocket client offers next to its bearer; the server selects it. */
+export const EVENTS_SUBPROTOCOL = 'paprika.v1';
+const BEARER_PROTOCOL = 'bearer.';
+
+/**
+ * The credentials a request presents: `Authorization: Bearer …`, and on a WebSocket upgrade a
+ * `bearer.<base64url>` subprotocol (browsers cannot set headers on a WebSocket, and a token in
+ * the URL would end up in proxy logs).
+ */
+export function bearersOf(headers: IncomingHttpHeaders): string[] {
+  const out: string[] = [];
+  const h = headers.authorization;
+  if (h?.startsWith('Bearer ')) out.push(h.slice(7).trim());
+  if (headers.upgrade) {
+    for (const p of String(headers['sec-websocket-protocol'] ?? '').split(',')) {
+      const t = p.trim();
+      if (t.startsWith(BEARER_PROTOCOL)) out.push(Buffer.from(t.slice(BEARER_PROTOCOL.length), 'base64url').toString('utf8'));
+    }
+  }
+  return out;
 }
 
-/** Throws 401 unless the bearer matches `expected` (or `peer`, for hub-to-hub forwards). */
-export function requireToken(expected: string | undefined, req: IncomingMessage, what: string, url?: URL, peer?: string): void {
-  if (!expected) return;
-  const presented = bearerOf(req, url);
-  if (tokenMatches(expected, presented) || (peer !== undefined && tokenMatches(peer, presented))) return;
-  throw new PaprikaError('unauthorized', { scope: what });
+export function groupToken(config: Config, group: RouteGroup): string | undefined {
+  switch (group) {
+    case 'api':
+      return config.apiToken;
+    case 'admin':
+      return config.adminToken;
+    case 'worker':
+      return config.workerToken;
+    case 'peer':
+      return config.peerToken;
+    case 'metrics':
+      return config.metricsToken;
+    case 'public':
+      return undefined;
+  }
+}
+
+/** The groups (metrics aside) anyone who can connect may use: no token set for them. */
+export function openGroups(config: Config): RouteGroup[] {
+  return (['api', 'admin', 'worker', 'peer'] as const).filter((g) => !groupToken(config, g));
+}
+
+const presents = (expected: string | undefined, bearers: string[]) => !expected || bearers.some((b) => tokenMatches(expected, b));
+
+export interface Caller {
+  /** The caller proved itself a peer hub: X-Paprika-Forwarded may be believed. */
+  peer: boolean;
+}
+
+/**
+ * Throws 401 unless the request carries its group's token. A call a peer hub forwards
+ * (X-Paprika-Forwarded) carries the peer token instead of the client's, so api and admin
+ * routes take the peer token in place of their own only together with that header.
+ */
+export function authorize(config: Config, group: RouteGroup, headers: IncomingHttpHeaders): Caller {
+  const bearers = bearersOf(headers);
+  const peer = presents(config.peerToken, bearers);
+  if (presents(groupToken(config, group), bearers)) return { peer };
+  const forwarded = headers[FORWARDED_HEADER] !== undefined;
+  if ((group === 'api' || group === 'admin') && forwarded && config.peerToken && peer) return { peer };
+  throw new PaprikaError('unauthorized', { scope: group });
 }

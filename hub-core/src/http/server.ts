@@ -1,23 +1,34 @@
-// The hub's HTTP + WebSocket server: Fastify for the JSON API, `ws` (noServer) for the two
-// upgrades — the worker link and the console's event stream — authenticated before upgrade.
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
+// The hub's HTTP + WebSocket server: Fastify for the JSON API and, through the same router and
+// hooks, the two upgrades (the worker link and the console's event stream, `ws` noServer).
+// One onRequest hook guards every route: Host and site checks, then the token of the route
+// group the matched route declares in route-groups.ts.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { PaprikaError } from '../errors.ts';
+import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Hub } from '../hub/hub.ts';
 import { MAX_FRAME_BYTES } from '../protocol.ts';
 import { AdminEventStream } from './admin-events.ts';
-import { requireToken } from './auth.ts';
+import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
+import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
+import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { socketRoutes } from './routes/sockets.ts';
 import { systemRoutes } from './routes/system.ts';
 import { workerRoutes } from './routes/workers.ts';
+import { routeUpgradesThroughFastify } from './upgrades.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Copied from the route table when the route is registered; never set by hand. */
+    auth?: RouteGroup;
+  }
+}
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-const LINK_PATH = /^\/workers\/([A-Za-z0-9_-]{1,100})\/link$/;
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '3D000', '55000']);
 
@@ -31,6 +42,8 @@ export interface HttpServer {
   app: FastifyInstance;
   url: string;
   port: number;
+  /** Every registered route with its group (HEAD included), for tests that walk them all. */
+  routes: ReadonlyArray<{ method: string; url: string; group: RouteGroup }>;
   close(): Promise<void>;
 }
 
@@ -70,33 +83,47 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
   bodyTimeout(app, hub.config.bodyTimeoutS);
+  // A route missing from the table stops the hub at start: no route is open by omission.
+  const routes: Array<{ method: string; url: string; group: RouteGroup }> = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const decls = methods.map((m) => routeDecl(m, route.url));
+    if (decls.some((d) => d === undefined)) throw new Error(`route ${methods.join(',')} ${route.url} has no group in http/route-groups.ts`);
+    if (new Set(decls.map((d) => d!.group)).size > 1) throw new Error(`route ${route.url}: one registration, several groups`);
+    route.config = { ...route.config, auth: decls[0]!.group };
+    for (const method of methods) routes.push({ method, url: route.url, group: decls[0]!.group });
+  });
+
+  const guards = new BrowserGuards(hub.config, openGroups(hub.config).length > 0);
+  app.addHook('onRequest', async (req) => {
+    guards.checkHost(req.headers);
+    if (req.is404) return; // no handler runs: the not-found handler answers, and says nothing
+    guards.checkSite(req.method, req.headers);
+    const group = req.routeOptions.config.auth;
+    if (!group) throw new PaprikaError('unauthorized', { scope: 'undeclared' }); // fail closed
+    const caller = authorize(hub.config, group, req.headers);
+    // Only a proven peer hub may name itself the audit actor or stop a re-forward.
+    if (!caller.peer) delete req.raw.headers[FORWARDED_HEADER];
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    reply.headers(BASE_HEADERS);
+  });
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    // The console offers ['paprika.v1', 'bearer.<token>']; only the first is ever echoed back.
+    handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
+  });
+  const events = new AdminEventStream(hub);
+
   await app.register(systemRoutes(hub, opts.consoleDir));
   await app.register(jobRoutes(hub));
   await app.register(sessionRoutes(hub));
   await app.register(workerRoutes(hub));
   await app.register(adminRoutes(hub));
-
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-  const events = new AdminEventStream(hub);
-  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://hub');
-    try {
-      const link = LINK_PATH.exec(url.pathname);
-      if (link) {
-        requireToken(hub.config.workerToken, req, 'worker');
-        wss.handleUpgrade(req, socket, head, (ws) => hub.links.accept(ws, link[1], req.socket.remoteAddress));
-      } else if (url.pathname === '/admin/events') {
-        requireToken(hub.config.adminToken, req, 'admin', url);
-        wss.handleUpgrade(req, socket, head, (ws) => events.accept(ws));
-      } else {
-        throw new PaprikaError('not_found', { path: url.pathname });
-      }
-    } catch (err) {
-      const e = err instanceof PaprikaError ? err : new PaprikaError('internal');
-      const body = JSON.stringify(e.toBody());
-      socket.end(`HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    }
-  });
+  await app.register(socketRoutes(hub, wss, events));
+  routeUpgradesThroughFastify(app);
 
   await app.listen({ port: hub.config.port, host: hub.config.bind });
   const address = app.server.address();
@@ -105,6 +132,7 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
   return {
     app,
     port,
+    routes,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     async close() {
       events.stop();

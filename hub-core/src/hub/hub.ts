@@ -2,7 +2,8 @@
 // with one start and one stop. Tests, the CLI and the Electron app all start hubs this way.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, isLoopbackBind, loadConfig, type Config } from '../config.ts';
+import { openGroups } from '../http/auth.ts';
 import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
@@ -96,6 +97,12 @@ export class Hub {
     return this.http.url;
   }
 
+  /** The HTTP routes this hub serves and the group guarding each (route-groups.ts). */
+  get routes(): HttpServer['routes'] {
+    if (!this.http) throw new Error('hub not started');
+    return this.http.routes;
+  }
+
   get port(): number {
     if (!this.http) throw new Error('hub not started');
     return this.http.port;
@@ -109,6 +116,10 @@ export class Hub {
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
+    const openToAll = openGroups(this.config);
+    if (this.config.insecure && openToAll.length > 0 && !isLoopbackBind(this.config.bind)) {
+      this.log.warn({ bind: this.config.bind, open_groups: openToAll }, `INSECURE: PAPRIKA_INSECURE=1 and no token for ${openToAll.join(', ')}: anyone who can reach ${this.config.bind} may use those routes`);
+    }
     this.log.info({ hub_id: this.config.hubId, url: this.http.url, redis: Boolean(this.config.redisUrl), postgres: Boolean(this.config.databaseUrl) }, open && this.config.bind === '127.0.0.1' ? 'hub listening (no tokens set: bound to 127.0.0.1 only)' : 'hub listening');
   }
 

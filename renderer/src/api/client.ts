@@ -30,6 +30,15 @@ export interface ApiClientOptions {
 
 export type ApiClient = ReturnType<typeof createApiClient>;
 
+/** Must match hub-core/src/http/auth.ts. */
+export const EVENTS_SUBPROTOCOL = 'paprika.v1';
+
+function base64url(text: string): string {
+  let bin = '';
+  for (const byte of new TextEncoder().encode(text)) bin += String.fromCharCode(byte);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
 export function createApiClient(opts: ApiClientOptions) {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const doFetch = opts.fetchImpl ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
@@ -84,10 +93,15 @@ export function createApiClient(opts: ApiClientOptions) {
     eventsUrl: (origin: string) => {
       const http = new URL((opts.eventsBaseUrl || base || origin).replace(/\/+$/, '') + '/admin/events');
       http.protocol = http.protocol === 'https:' ? 'wss:' : 'ws:';
-      // Browsers cannot set headers on a WebSocket: the hub accepts ?token= here (auth.ts).
-      const token = opts.getToken('admin');
-      if (token) http.searchParams.set('token', token);
       return http.toString();
+    },
+    /**
+     * Browsers cannot set headers on a WebSocket, and a token in the URL ends up in proxy logs:
+     * the admin token rides as a subprotocol the hub reads but never echoes (it selects the first).
+     */
+    eventsProtocols: (): string[] => {
+      const token = opts.getToken('admin');
+      return token ? [EVENTS_SUBPROTOCOL, `bearer.${base64url(token)}`] : [EVENTS_SUBPROTOCOL];
     },
   };
 }

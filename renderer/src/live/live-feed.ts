@@ -84,7 +84,7 @@ export class LiveFeed {
     connectionStore.getState().socket('connecting', this.now());
     let ws: WebSocket;
     try {
-      ws = new this.WS(this.deps.client.eventsUrl(this.deps.origin));
+      ws = new this.WS(this.deps.client.eventsUrl(this.deps.origin), this.deps.client.eventsProtocols());
     } catch (err) {
       this.socketDown();
       return;

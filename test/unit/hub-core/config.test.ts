@@ -53,8 +53,27 @@ describe('loadConfig', () => {
   });
 
   it('binds to 0.0.0.0 once a token is set, and honours PAPRIKA_BIND', () => {
-    expect(loadConfig({ PAPRIKA_API_TOKEN: 't' }).bind).toBe('0.0.0.0');
+    expect(loadConfig({ PAPRIKA_API_TOKEN: 't', PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_WORKER_TOKEN: 'w', PAPRIKA_PEER_TOKEN: 'p' }).bind).toBe('0.0.0.0');
     expect(loadConfig({ PAPRIKA_BIND: '::1' }).bind).toBe('::1');
+  });
+
+  it('refuses a non-loopback bind while a route group has no token, naming the unset variables and the ways out', () => {
+    const attempt = () => loadConfig({ PAPRIKA_ADMIN_TOKEN: 'a' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/PAPRIKA_API_TOKEN, PAPRIKA_WORKER_TOKEN, PAPRIKA_PEER_TOKEN/);
+    expect(attempt).toThrow(/PAPRIKA_INSECURE=1/);
+    expect(attempt).toThrow(/PAPRIKA_BIND=127\.0\.0\.1/);
+    expect(() => loadConfig({ PAPRIKA_BIND: '0.0.0.0' })).toThrow(/PAPRIKA_ADMIN_TOKEN/);
+    expect(loadConfig({ PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_BIND: '127.0.0.1' }).bind).toBe('127.0.0.1');
+    const insecure = loadConfig({ PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_INSECURE: '1' });
+    expect(insecure.bind).toBe('0.0.0.0');
+    expect(insecure.insecure).toBe(true);
+  });
+
+  it('reads PAPRIKA_METRICS_TOKEN and checks PAPRIKA_INSECURE', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ PAPRIKA_METRICS_TOKEN: 'm' }).metricsToken).toBe('m');
+    expect(() => loadConfig({ PAPRIKA_INSECURE: 'yes' })).toThrow(/PAPRIKA_INSECURE/);
   });
 
   it('requires the S3 bucket and keys once an endpoint is set', () => {

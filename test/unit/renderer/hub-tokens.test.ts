@@ -75,6 +75,8 @@ describe('API client bearer per route group', () => {
       ['http://hub/jobs?limit=200', 'Bearer api'],
       ['http://hub/jobs/j1/cancel', 'Bearer api'],
     ]);
-    expect(new URL(client.eventsUrl('http://hub')).searchParams.get('token')).toBe('adm');
+    // The admin token goes to the event stream as a subprotocol, never in the URL (proxy logs).
+    expect(new URL(client.eventsUrl('http://hub')).searchParams.get('token')).toBeNull();
+    expect(client.eventsProtocols()).toEqual(['paprika.v1', `bearer.${Buffer.from('adm').toString('base64url')}`]);
   });
 });

@@ -5,7 +5,6 @@ import { JOB_STATUSES } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
-import { requireToken } from '../auth.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 import { HUB_HISTORY_S } from '../../ports/registry.ts';
@@ -18,10 +17,6 @@ export function adminRoutes(hub: Hub) {
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
 
   return async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (req) => {
-      if (req.url.startsWith('/admin')) requireToken(hub.config.adminToken, req.raw, 'admin', undefined, hub.config.peerToken);
-    });
-
     app.get('/admin/workers', async () => {
       const view = await hub.fleetView.read();
       return { workers: view.workers.map(workerJson), as_of: new Date(view.as_of).toISOString(), stale: view.stale };

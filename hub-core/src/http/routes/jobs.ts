@@ -6,7 +6,7 @@ import { findUnstorableText } from '../../domain/storable-text.ts';
 import { PaprikaError } from '../../errors.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
-import { requireToken } from '../auth.ts';
+import { assetHeaders } from '../content-types.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
@@ -20,8 +20,6 @@ const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'print
 
 export function jobRoutes(hub: Hub) {
   return async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (req) => requireToken(hub.config.apiToken ?? undefined, req.raw, 'api', undefined, hub.config.peerToken));
-
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
       const unstorable = findUnstorableText(body.spec, 'spec');
@@ -76,7 +74,7 @@ export function jobRoutes(hub: Hub) {
       const { id, name } = parseOr400(AssetParams, req.params, 'asset');
       const asset = await hub.assets.get(id, name);
       if (!asset) throw new PaprikaError('not_found', { id, name }, 'No such asset');
-      return reply.type(asset.contentType).send(asset.data);
+      return reply.headers(assetHeaders(asset.contentType, name)).send(asset.data);
     });
   };
 }

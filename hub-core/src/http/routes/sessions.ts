@@ -7,7 +7,6 @@ import { PaprikaError } from '../../errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { DEFAULT_SESSION_IDLE_S } from '../../hub/sessions.ts';
-import { requireToken } from '../auth.ts';
 import { parseOr400 } from '../validate.ts';
 
 const OpenBody = z.strictObject({ idle_timeout_s: z.number().positive().max(86_400).optional() }).optional();
@@ -28,8 +27,6 @@ export function sessionRoutes(hub: Hub) {
   }
 
   return async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (req) => requireToken(hub.config.apiToken, req.raw, 'api', undefined, hub.config.peerToken));
-
     app.post('/sessions', async (req, reply) => {
       const body = parseOr400(OpenBody, req.body ?? undefined, 'session request');
       const opened = await hub.sessions.open(body?.idle_timeout_s ?? DEFAULT_SESSION_IDLE_S);

@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Hub } from '../../hub/hub.ts';
 import { packageFile } from '../../package-files.ts';
+import { openGroups } from '../auth.ts';
+import { consoleCsp } from '../browser-guards.ts';
 import { contentTypeFor } from '../content-types.ts';
 
 export const DEFAULT_CONSOLE_DIR = packageFile(import.meta.url, 'renderer/dist', '../../../../renderer/dist');
@@ -26,10 +28,13 @@ async function timed<T>(p: Promise<T>, ms: number): Promise<boolean> {
 
 export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
   return async (app: FastifyInstance) => {
+    // PAPRIKA_INSECURE says so where monitoring looks, with the groups anyone may use.
+    const open = openGroups(hub.config);
+    const insecure = hub.config.insecure && open.length > 0 ? { insecure: true, open_groups: open } : {};
     app.get('/healthz', async (_req, reply) => {
       const [db, registry] = await Promise.all([timed(hub.store.ping(), 2000), timed(hub.registry.ping(), 2000)]);
       const ok = db && registry && !hub.jobs.stopping;
-      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : hub.jobs.stopping ? 'stopping' : 'degraded', hub_id: hub.config.hubId, checks: { database: db, registry }, workers: hub.fleet.size });
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : hub.jobs.stopping ? 'stopping' : 'degraded', hub_id: hub.config.hubId, checks: { database: db, registry }, workers: hub.fleet.size, ...insecure });
     });
 
     app.get('/metrics', async (_req, reply) => {
@@ -46,15 +51,16 @@ export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
       }
     };
 
-    app.get('/', async (_req, reply) => {
+    app.get('/', async (req, reply) => {
       const index = await serve('index.html');
+      reply.header('content-security-policy', consoleCsp(req.headers.host));
       return index ? reply.type(index.type).send(index.data) : reply.type('text/html; charset=utf-8').send(NOT_BUILT);
     });
 
     app.get('/assets/*', async (req, reply) => {
       const file = await serve(path.join('assets', (req.params as { '*': string })['*']));
       if (!file) return reply.status(404).send({ error: 'No such file', code: 'not_found', details: null });
-      return reply.header('cache-control', 'public, max-age=31536000, immutable').type(file.type).send(file.data);
+      return reply.header('cache-control', 'public, max-age=31536000, immutable').header('content-security-policy', consoleCsp(req.headers.host)).type(file.type).send(file.data);
     });
   };
 }

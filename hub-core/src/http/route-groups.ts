@@ -1,0 +1,49 @@
+// Which credential each route needs, declared in one table (SPEC.md § Additions: security is
+// declared, not inferred). server.ts copies the group onto every route as it is registered and
+// refuses to start when a route is missing here; the onRequest hook then checks the token of
+// the route the router matched (after its decoding), never a raw URL prefix.
+export type RouteGroup = 'public' | 'api' | 'admin' | 'worker' | 'peer' | 'metrics';
+
+export interface RouteDecl {
+  group: RouteGroup;
+  /** A WebSocket route: reached only through an upgrade (server.ts routes upgrades through Fastify). */
+  ws?: true;
+}
+
+/** `METHOD /fastify/path` → its group. HEAD routes take their GET's entry. */
+export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
+  'GET /': { group: 'public' },
+  'GET /assets/*': { group: 'public' },
+  'GET /healthz': { group: 'public' },
+  'GET /metrics': { group: 'metrics' },
+
+  'POST /jobs': { group: 'api' },
+  'GET /jobs': { group: 'api' },
+  'GET /jobs/:id': { group: 'api' },
+  'POST /jobs/:id/cancel': { group: 'api' },
+  'GET /jobs/:id/assets/:name': { group: 'api' },
+  'POST /sessions': { group: 'api' },
+  'POST /sessions/:id/commands': { group: 'api' },
+  'DELETE /sessions/:id': { group: 'api' },
+
+  'POST /workers/register': { group: 'worker' },
+  'GET /workers/:id/link': { group: 'worker', ws: true },
+
+  'POST /internal/jobs/:id/assign': { group: 'peer' },
+  'POST /internal/jobs/:id/cancel-on-worker': { group: 'peer' },
+
+  'GET /admin/workers': { group: 'admin' },
+  'PATCH /admin/workers/:id': { group: 'admin' },
+  'POST /admin/workers/:id/reset-credentials': { group: 'admin' },
+  'GET /admin/hubs': { group: 'admin' },
+  'GET /admin/stats': { group: 'admin' },
+  'GET /admin/config': { group: 'admin' },
+  'GET /admin/audit': { group: 'admin' },
+  'GET /admin/events': { group: 'admin', ws: true },
+  // Unknown /admin paths answer 404 only to an admin: nothing about them leaks to others.
+  'GET /admin/*': { group: 'admin' },
+});
+
+export function routeDecl(method: string, url: string): RouteDecl | undefined {
+  return ROUTE_TABLE[`${method === 'HEAD' ? 'GET' : method} ${url}`];
+}

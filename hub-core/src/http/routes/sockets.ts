@@ -1,0 +1,30 @@
+// The two WebSocket routes: the worker link and the console's event stream. Their credential
+// is in the route table like every route's; the handler only takes the socket over.
+import type { FastifyInstance } from 'fastify';
+import type { WebSocketServer } from 'ws';
+import { PaprikaError } from '../../errors.ts';
+import type { Hub } from '../../hub/hub.ts';
+import type { AdminEventStream } from '../admin-events.ts';
+import { pendingUpgrade } from '../upgrades.ts';
+
+const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export function socketRoutes(hub: Hub, wss: WebSocketServer, events: AdminEventStream) {
+  return async (app: FastifyInstance) => {
+    app.get('/workers/:id/link', (req, reply) => {
+      const { id } = req.params as { id: string };
+      if (!WORKER_ID.test(id)) throw new PaprikaError('bad_request', { id }, 'not a worker id');
+      const up = pendingUpgrade(req.raw);
+      if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
+      reply.hijack();
+      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => hub.links.accept(ws, id, req.raw.socket.remoteAddress));
+    });
+
+    app.get('/admin/events', (req, reply) => {
+      const up = pendingUpgrade(req.raw);
+      if (!up) throw new PaprikaError('upgrade_required', { path: '/admin/events' });
+      reply.hijack();
+      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => events.accept(ws));
+    });
+  };
+}
