@@ -3,8 +3,12 @@
 export const ERROR_CODES = {
   bad_request: { status: 400, message: 'The request is not valid' },
   unauthorized: { status: 401, message: 'Missing or wrong bearer token' },
+  view_token_invalid: { status: 401, message: 'Missing, expired or wrong live-view token; open the lane again from the console' },
+  origin_forbidden: { status: 403, message: 'This origin may not open the live view' },
   not_found: { status: 404, message: 'Not found' },
+  no_live_view: { status: 404, message: 'This lane has no live view' },
   conflict: { status: 409, message: 'Conflict' },
+  worker_offline: { status: 409, message: 'The worker is not linked to a live hub' },
   payload_too_large: { status: 413, message: 'Request body too large' },
   unsupported_media_type: { status: 415, message: 'Expected application/json' },
   bad_gateway: { status: 502, message: 'The owning hub did not answer' },
