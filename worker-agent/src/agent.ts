@@ -10,6 +10,7 @@ import { mathRandom, type Random } from '../../hub-core/src/ports/random.ts';
 import type { Lane, LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
+import type { ViewKeyring } from './live-view/view-access.ts';
 
 export const AGENT_VERSION = '0.1.0';
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
@@ -18,6 +19,8 @@ const WELCOME_TIMEOUT_MS = 20_000;
 export interface AgentOptions {
   hubUrl: string;
   pool: LanePool;
+  /** The live view's keyring (buildPool makes it): set from each welcome, cleared when the link closes. */
+  viewKeys?: ViewKeyring;
   lanIp: string;
   hostname?: string;
   token?: string;
@@ -173,6 +176,8 @@ export class WorkerAgent {
         // The hub judges liveness against its own period, so its heartbeat_s wins over ours.
         if (msg.heartbeat_s !== this.heartbeatS) this.o.log.info({ hub: msg.heartbeat_s, local: this.heartbeatS }, 'heartbeat period set by the hub');
         this.heartbeatS = msg.heartbeat_s;
+        if (msg.view_key) this.o.viewKeys?.set(msg.worker_id, msg.view_key);
+        else if (this.o.viewKeys) this.o.log.warn('the hub sent no live-view key (an older hub?): lane views refuse every viewer');
         this.startHeartbeat();
         this.resendResults(0);
         this.linkedOnce?.();
@@ -239,6 +244,8 @@ export class WorkerAgent {
 
   private onClose(ws: WebSocket): void {
     if (this.ws !== ws) return;
+    // Tokens are signed with this link's key: they die with it (the next welcome brings a new one).
+    this.o.viewKeys?.clear();
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.welcomeTimer);
     if (this.stopped) return;
