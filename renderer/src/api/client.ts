@@ -1,7 +1,7 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
 import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
-import type { AdminConfig, AdminEvent, HubInfo, Job, StatsResponse, Worker, WorkersResponse } from './types.ts';
+import type { AdminConfig, AdminEvent, HubInfo, Job, LaneViewGrant, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -69,6 +69,8 @@ export function createApiClient(opts: ApiClientOptions) {
     hubs: () => json<{ hubs: HubInfo[] }>('GET', '/admin/hubs'),
     stats: () => json<StatsResponse>('GET', '/admin/stats'),
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
+    /** A lane's live view with a short-lived token: the bare view_url opens nothing. */
+    laneView: (id: string, lane: number) => json<LaneViewGrant>('POST', `/admin/workers/${encodeURIComponent(id)}/lanes/${lane}/view`),
     jobs: (q: { status?: string; limit?: number }) => {
       const p = new URLSearchParams();
       if (q.status) p.set('status', q.status);
