@@ -96,7 +96,16 @@ const AssignJob = z.discriminatedUnion('kind', [
 export const HubMessage = z.discriminatedUnion('type', [
   /** The hub's first frame on every link: the worker's hello must prove its id for this nonce. */
   z.strictObject({ type: z.literal('challenge'), v, nonce: z.string().regex(/^[0-9a-f]{64}$/) }),
-  z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string() }),
+  z.strictObject({
+    type: z.literal('welcome'),
+    v,
+    worker_id: id,
+    hub_id: id,
+    heartbeat_s: z.number().positive(),
+    status: z.string(),
+    /** This link's live-view signing key (base64url); the worker's view server accepts only tokens signed with it. */
+    view_key: z.string().min(32).max(200).optional(),
+  }),
   AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),

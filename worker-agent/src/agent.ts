@@ -14,6 +14,7 @@ import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
 import { CredentialFile } from './credential-file.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
+import type { ViewKeyring } from './live-view/view-access.ts';
 
 export const AGENT_VERSION = '0.1.0';
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
@@ -24,6 +25,8 @@ const LINK_UNAUTHORIZED = 4401;
 export interface AgentOptions {
   hubUrl: string;
   pool: LanePool;
+  /** The live view's keyring (buildPool makes it): set from each welcome, cleared when the link closes. */
+  viewKeys?: ViewKeyring;
   lanIp: string;
   hostname?: string;
   /** An explicit worker id (`--worker-id`) instead of the one the hub derives from lanIp. */
@@ -176,6 +179,8 @@ export class WorkerAgent {
         // The hub judges liveness against its own period, so its heartbeat_s wins over ours.
         if (msg.heartbeat_s !== this.heartbeatS) this.o.log.info({ hub: msg.heartbeat_s, local: this.heartbeatS }, 'heartbeat period set by the hub');
         this.heartbeatS = msg.heartbeat_s;
+        if (msg.view_key) this.o.viewKeys?.set(msg.worker_id, msg.view_key);
+        else if (this.o.viewKeys) this.o.log.warn('the hub sent no live-view key (an older hub?): lane views refuse every viewer');
         this.startHeartbeat();
         this.resendResults(0);
         this.linkedOnce?.();
@@ -242,6 +247,8 @@ export class WorkerAgent {
 
   private onClose(ws: WebSocket, code: number, reason: string): void {
     if (this.ws !== ws) return;
+    // Tokens are signed with this link's key: they die with it (the next welcome brings a new one).
+    this.o.viewKeys?.clear();
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.welcomeTimer);
     if (this.stopped) return;

@@ -2,17 +2,21 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../hub-core/src/config.ts';
 import { WorkerAgent } from './agent.ts';
 import type { LanePool } from './lanes/lane.ts';
 import { simulatedPool } from './lanes/simulated-lane.ts';
+import { ViewKeyring } from './live-view/view-access.ts';
+import { validViewBind } from './live-view/view-bind.ts';
 
 export class UsageError extends Error {}
 
 export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
                       [--simulate-lanes N] [--lan-ip IP] [--token T] [--novnc-base URL]
-                      [--worker-id ID] [--data-dir DIR]`;
+                      [--worker-id ID] [--data-dir DIR] [--view-bind ADDR]
+  --view-bind ADDR   where the lane live view listens (default: --lan-ip if this host owns it,
+                     else 127.0.0.1); 0.0.0.0 or :: listens on every interface`;
 
 export interface WorkerFlags {
   hub: string;
@@ -26,6 +30,7 @@ export interface WorkerFlags {
   workerId?: string;
   /** Where the credential file lives; default PAPRIKA_DATA_DIR (./.paprika). */
   dataDir?: string;
+  viewBind?: string;
 }
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
@@ -52,6 +57,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
         'novnc-base': { type: 'string' },
         'worker-id': { type: 'string' },
         'data-dir': { type: 'string' },
+        'view-bind': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -68,10 +74,12 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(lanIp) || lanIp.split('.').some((o) => Number(o) > 255)) throw new UsageError(`--lan-ip expects an IPv4 address, got ${JSON.stringify(lanIp)}`);
   const simulateLanes = positiveInt('simulate-lanes', values['simulate-lanes']);
   const lanes = positiveInt('lanes', values.lanes) ?? 2;
+  const viewBind = values['view-bind'];
+  if (viewBind !== undefined && !validViewBind(viewBind)) throw new UsageError(`--view-bind expects an IP address (e.g. 10.0.0.5, or 0.0.0.0 for every interface), got ${JSON.stringify(viewBind)}`);
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');
   const workerId = values['worker-id'];
   if (workerId !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(workerId)) throw new UsageError(`--worker-id expects letters, digits, _ or - (at most 100), got ${JSON.stringify(workerId)}`);
-  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'] };
+  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
 }
 
 export function detectLanIp(): string {
@@ -81,10 +89,13 @@ export function detectLanIp(): string {
   return '127.0.0.1';
 }
 
-export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
-  if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {} };
+/** The pool, and the keyring its live view checks tokens with: give it to the agent, which sets it on welcome. */
+export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, log?: Logger): Promise<{ pool: LanePool; stopExtras: () => Promise<void>; viewKeys: ViewKeyring }> {
+  const viewKeys = new ViewKeyring();
+  if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {}, viewKeys };
   const { chromeWorkerPool } = await import('./chrome-worker-pool.ts');
-  return chromeWorkerPool({ lanes: flags.lanes, singleChrome: flags.singleChrome, chromePath: flags.chrome ?? chromePathFromEnv, lanIp: flags.lanIp, novncBase: flags.novncBase });
+  const built = await chromeWorkerPool({ lanes: flags.lanes, singleChrome: flags.singleChrome, chromePath: flags.chrome ?? chromePathFromEnv, lanIp: flags.lanIp, novncBase: flags.novncBase, viewBind: flags.viewBind, viewKeys, log });
+  return { ...built, viewKeys };
 }
 
 export async function runWorker(argv: string[], env: Record<string, string | undefined> = process.env): Promise<WorkerAgent> {
@@ -92,11 +103,12 @@ export async function runWorker(argv: string[], env: Record<string, string | und
   const config = loadConfig(env);
   // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
   const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
-  const { pool, stopExtras } = await buildPool(flags, config.chromePath);
+  const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log);
   const dataDir = flags.dataDir ? path.resolve(flags.dataDir) : config.dataDir;
   const agent = new WorkerAgent({
     hubUrl: flags.hub,
     pool,
+    viewKeys,
     lanIp: flags.lanIp,
     workerId: flags.workerId,
     dataDir,

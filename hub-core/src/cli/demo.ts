@@ -30,8 +30,8 @@ export async function runDemo(argv: string[]): Promise<void> {
   const extras: Array<() => Promise<void>> = [];
   for (const [i, lanIp] of ['127.0.0.101', '127.0.0.102'].entries()) {
     const flags = { hub: hub.url, lanes: 2, singleChrome: false, lanIp, simulateLanes: simulate ? 2 : undefined };
-    const { pool, stopExtras } = await buildPool(flags, config.chromePath);
-    const agent = new WorkerAgent({ hubUrl: hub.url, pool, lanIp, hostname: `demo-worker-${i + 1}`, dataDir: config.dataDir, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
+    const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log);
+    const agent = new WorkerAgent({ hubUrl: hub.url, pool, viewKeys, lanIp, hostname: `demo-worker-${i + 1}`, dataDir: config.dataDir, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
     await agent.start();
     await agent.linked;
     agents.push(agent);

@@ -154,7 +154,7 @@ export class LinkService {
     if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
     await registry.setOwner(msg.worker_id, config.hubId);
     this.d.publisher.mark(link);
-    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status }));
+    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key }));
     this.d.metrics.localWorkers.set(fleet.size);
     this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
     this.d.events.workersChanged();

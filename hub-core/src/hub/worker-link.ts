@@ -3,6 +3,7 @@
 // count, raised the moment a job is sent (seed: "+1 at once"), so that the next pick in the
 // same pass already sees it.
 import type { SchedulableWorker } from '../domain/pick-worker.ts';
+import { newViewKey } from '../domain/view-token.ts';
 import type { Capabilities, LaneState } from '../protocol.ts';
 import type { WorkerSnapshot } from '../ports/registry.ts';
 
@@ -32,6 +33,8 @@ export class WorkerLink implements SchedulableWorker {
   /** What the worker last reported itself (may lag this hub's count). */
   reported_in_flight = 0;
   reportedLanes: LaneState[] = [];
+  /** Signs this link's live-view tokens; sent in welcome, so it dies with the link. */
+  readonly view_key = newViewKey();
   private readonly holds: Array<LaneHold | null>;
   private busy = 0;
 

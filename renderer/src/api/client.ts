@@ -1,7 +1,7 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
 import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
-import type { AdminConfig, AdminEvent, HubInfo, Job, StatsResponse, Worker, WorkersResponse } from './types.ts';
+import type { AdminConfig, AdminEvent, HubInfo, Job, LaneViewGrant, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -80,6 +80,8 @@ export function createApiClient(opts: ApiClientOptions) {
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
     /** Deletes the worker's credential: its id may enroll again (audited at the hub). */
     resetWorkerCredentials: (id: string) => json<{ worker_id: string; had_credential: boolean }>('POST', `/admin/workers/${encodeURIComponent(id)}/reset-credentials`),
+    /** A lane's live view with a short-lived token: the bare view_url opens nothing. */
+    laneView: (id: string, lane: number) => json<LaneViewGrant>('POST', `/admin/workers/${encodeURIComponent(id)}/lanes/${lane}/view`),
     jobs: (q: { status?: string; limit?: number }) => {
       const p = new URLSearchParams();
       if (q.status) p.set('status', q.status);

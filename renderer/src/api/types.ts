@@ -17,9 +17,16 @@ export interface AdminConfig {
 
 export interface Lane {
   index: number;
+  /** The bare view URL: it opens nothing without a token (client.laneView asks the hub for one). */
   view_url: string | null;
   busy: boolean;
   job_id: string | null;
+}
+
+/** POST /admin/workers/:id/lanes/:index/view: the view URL with a token, usable until expires_at. */
+export interface LaneViewGrant {
+  url: string;
+  expires_at: string;
 }
 
 export interface Worker {

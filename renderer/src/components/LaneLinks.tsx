@@ -1,15 +1,16 @@
-// A worker's lanes as small squares linking to their live views (filled = busy).
+// A worker's lanes as small squares linking to their live views (filled = busy). A click asks
+// the hub for a short-lived view link first: the bare view_url opens nothing by itself.
 import type { Lane } from '../api/types.ts';
 import { useActions } from './console-context.ts';
 
 const isHttp = (u: string | null): u is string => !!u && /^https?:\/\//i.test(u);
 
-export function LaneLinks({ lanes }: { lanes: Lane[] }) {
+export function LaneLinks({ workerId, lanes }: { workerId: string; lanes: Lane[] }) {
   const actions = useActions();
   return (
     <div className="lanes">
       {lanes.map((l) => {
-        const title = `lane ${l.index}${l.busy ? ` · busy${l.job_id ? ` · job ${l.job_id}` : ''}` : ' · idle'}${l.view_url ? `\n${l.view_url}` : ''}`;
+        const title = `lane ${l.index}${l.busy ? ` · busy${l.job_id ? ` · job ${l.job_id}` : ''}` : ' · idle'}${isHttp(l.view_url) ? '\nopen the live view' : ''}`;
         const cls = l.busy ? 'lane busy' : 'lane';
         // Only http(s) views are links: simulated lanes (sim://) and missing URLs are not.
         return isHttp(l.view_url) ? (
@@ -23,7 +24,7 @@ export function LaneLinks({ lanes }: { lanes: Lane[] }) {
             data-testid="lane-link"
             onClick={(e) => {
               e.preventDefault();
-              actions.openExternal(l.view_url!);
+              void actions.openLaneView(workerId, l.index);
             }}
           >
             {l.index}

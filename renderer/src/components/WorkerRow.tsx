@@ -87,7 +87,7 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
       </div>
       <div className="mono dim">{w.version ?? '—'}</div>
       <div className="dim">{w.platform ?? '—'}</div>
-      <LaneLinks lanes={w.lanes} />
+      <LaneLinks workerId={w.worker_id} lanes={w.lanes} />
     </div>
   );
 });

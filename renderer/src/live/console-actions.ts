@@ -128,6 +128,27 @@ export class ConsoleActions {
     connectionStore.getState().setApiAuth('asking');
   }
 
+  /**
+   * Asks the hub for a tokened view URL, then opens it. In a browser the tab is opened at the
+   * click (a tab opened after an await is a blocked popup) and sent to the URL once it arrives.
+   */
+  async openLaneView(workerId: string, lane: number): Promise<void> {
+    const bridge = desktopBridge();
+    const tab = bridge ? null : window.open('about:blank', '_blank');
+    // The view page must not reach back into the console.
+    if (tab) tab.opener = null;
+    fleetStore.getState().setActionError(null);
+    try {
+      const { url } = await this.client.laneView(workerId, lane);
+      if (bridge) void bridge.openExternal(url);
+      else if (tab) tab.location.href = url;
+      else window.open(url, '_blank', 'noopener,noreferrer');
+    } catch (err) {
+      tab?.close();
+      fleetStore.getState().setActionError(`${workerId} lane ${lane} live view: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   openExternal(url: string): void {
     const bridge = desktopBridge();
     // In the desktop app new windows are refused; the main process opens http(s) links outside.

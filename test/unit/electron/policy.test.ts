@@ -60,6 +60,8 @@ describe('navigation and URL allow-list', () => {
     expect(routeConsoleRequest('app://console/assets/index-abc.js')).toEqual({ kind: 'file', path: 'assets/index-abc.js' });
     expect(routeConsoleRequest('app://console/admin/workers')).toEqual({ kind: 'hub', path: '/admin/workers' });
     expect(routeConsoleRequest('app://console/admin/workers/w50150')).toEqual({ kind: 'hub', path: '/admin/workers/w50150' });
+    expect(routeConsoleRequest('app://console/admin/workers/w50150/lanes/1/view')).toEqual({ kind: 'hub', path: '/admin/workers/w50150/lanes/1/view' });
+    expect(routeConsoleRequest('app://console/admin/workers/w50150/lanes/x/view').kind).toBe('deny');
     expect(routeConsoleRequest('app://console/jobs?status=failed&limit=200')).toEqual({ kind: 'hub', path: '/jobs?status=failed&limit=200' });
     const id = '0b9c2f3e-1111-4111-8111-111111111111';
     expect(routeConsoleRequest(`app://console/jobs/${id}/assets/screenshot.png`).kind).toBe('hub');

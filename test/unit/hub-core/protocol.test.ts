@@ -35,4 +35,11 @@ describe('worker link protocol', () => {
     expect(parseHubMessage(JSON.stringify({ ...head, kind: 'fetch', spec: { ms: 5 } })).ok).toBe(false); // a sleep spec under fetch
     expect(parseHubMessage(JSON.stringify({ ...head, job: { kind: 'sleep', spec: { ms: 5 } } })).ok).toBe(false); // the old nested shape
   });
+
+  it('reads welcome with or without the live-view key, and refuses a key too short to be one', () => {
+    const head = { type: 'welcome', v: 1, worker_id: 'w1', hub_id: 'h1', heartbeat_s: 15, status: 'active' };
+    expect(parseHubMessage(JSON.stringify({ ...head, view_key: 'k'.repeat(43) }))).toMatchObject({ ok: true, value: { view_key: 'k'.repeat(43) } });
+    expect(parseHubMessage(JSON.stringify(head)).ok).toBe(true);
+    expect(parseHubMessage(JSON.stringify({ ...head, view_key: 'short' })).ok).toBe(false);
+  });
 });

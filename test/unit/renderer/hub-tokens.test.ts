@@ -70,10 +70,12 @@ describe('API client bearer per route group', () => {
     await client.workers();
     await client.jobs({});
     await client.cancelJob('j1');
+    await client.laneView('w01', 1);
     expect(seen).toEqual([
       ['http://hub/admin/workers', 'Bearer adm'],
       ['http://hub/jobs?limit=200', 'Bearer api'],
       ['http://hub/jobs/j1/cancel', 'Bearer api'],
+      ['http://hub/admin/workers/w01/lanes/1/view', 'Bearer adm'],
     ]);
     // The admin token goes to the event stream as a subprotocol, never in the URL (proxy logs).
     expect(new URL(client.eventsUrl('http://hub')).searchParams.get('token')).toBeNull();

@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import type { LanePool } from '../lanes/lane.ts';
 import { startLiveView } from '../live-view/live-view-server.ts';
+import type { ViewKeyring } from '../live-view/view-access.ts';
+import { planViewBind } from '../live-view/view-bind.ts';
 import { chromePool, type ChromeLane } from './chrome-lane.ts';
 import type { LaneLog } from './chrome-lane-core.ts';
 import { CHROME_HELP, findChrome } from './find-chrome.ts';
@@ -15,6 +17,10 @@ export interface ChromeWorkerLanesOptions {
   chromePath?: string;
   /** The worker's LAN address: the live view listens there, so the console can reach it. */
   lanIp: string;
+  /** `--view-bind ADDR`: listen there instead (0.0.0.0 or :: only when asked for). */
+  viewBind?: string;
+  /** The link's view key, which the agent sets on welcome: the live view checks tokens with it. */
+  viewKeys: ViewKeyring;
   novncBase?: string;
   /** Live-view port (default 0: any free port; the URLs reach the hub in `hello`). */
   viewPort?: number;
@@ -31,19 +37,25 @@ export async function chromeWorkerLanes(o: ChromeWorkerLanesOptions): Promise<{ 
 
   let lanes: readonly ChromeLane[] = [];
   // With a noVNC base the operator watches real screens; no screencast server is needed.
-  const view = o.novncBase ? undefined : await startLiveViewOn(o.lanIp, o.viewPort ?? 0, () => lanes);
+  const view = o.novncBase ? undefined : await startLiveViewOn(o, () => lanes);
   const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log });
   lanes = pool.lanes;
   o.log?.info({ chrome: chromePath, lanes: lanes.length, view: view?.baseUrl ?? o.novncBase }, 'chrome lanes ready to start');
   return { pool, stopExtras: async () => view?.stop() };
 }
 
-/** `--lan-ip` may name an address this host does not own (NAT, a VM): then listen on all, advertise it. */
-async function startLiveViewOn(lanIp: string, port: number, lanes: () => readonly ChromeLane[]) {
+/** `--lan-ip` may name an address this host does not own (NAT, a VM): then loopback only, and say so. */
+async function startLiveViewOn(o: ChromeWorkerLanesOptions, lanes: () => readonly ChromeLane[]) {
+  const plan = planViewBind(o.lanIp, o.viewBind);
+  const common = { port: o.viewPort ?? 0, lanes, keys: o.viewKeys };
   try {
-    return await startLiveView({ host: lanIp, port, lanes });
+    return await startLiveView({ ...common, ...plan.first });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw err;
-    return startLiveView({ host: '0.0.0.0', port, lanes, publicHost: lanIp });
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL' || !plan.fallback) throw err;
+    o.log?.warn(
+      { lan_ip: o.lanIp, bind: plan.fallback.host },
+      `live view is loopback-only: --lan-ip ${o.lanIp} is not an address of this host, so the console cannot reach the lane views; pass --view-bind ADDR (an address of this host, or 0.0.0.0 to listen on all) to change it`,
+    );
+    return startLiveView({ ...common, ...plan.fallback });
   }
 }

@@ -5,6 +5,7 @@ import { JOB_STATUSES } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
+import { ViewGrants } from '../../hub/view-grants.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 import { HUB_HISTORY_S } from '../../ports/registry.ts';
@@ -12,8 +13,12 @@ import { HUB_HISTORY_S } from '../../ports/registry.ts';
 export const WORKER_STATUSES = ['active', 'drain', 'standby'] as const;
 const StatusBody = z.strictObject({ status: z.enum(WORKER_STATUSES) });
 const WorkerId = z.strictObject({ id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a worker id') });
+const LaneOfWorker = WorkerId.extend({ index: z.coerce.number().int().min(0).max(1023) });
+/** Only a forwarding hub sends a body: the Origin of the request it received. */
+const ViewBody = z.strictObject({ origin: z.string().max(2000).optional() }).optional();
 
 export function adminRoutes(hub: Hub) {
+  const views = new ViewGrants(hub);
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
 
   return async (app: FastifyInstance) => {
@@ -49,6 +54,16 @@ export function adminRoutes(hub: Hub) {
       const { id } = parseOr400(WorkerId, req.params, 'worker id');
       const hadCredential = await hub.enrollment.resetCredentials(id, actorOf(req));
       return { worker_id: id, had_credential: hadCredential };
+    });
+
+    // A lane's live view with a short-lived token (the fleet's bare view_url opens nothing).
+    app.post('/admin/workers/:id/lanes/:index/view', async (req, reply) => {
+      const { id, index } = parseOr400(LaneOfWorker, req.params, 'lane');
+      const body = parseOr400(ViewBody, req.body ?? undefined, 'view request');
+      const forwarded = Boolean(req.headers[FORWARDED_HEADER]);
+      const origin = forwarded ? body?.origin : req.headers.origin;
+      const answer = await views.grant({ workerId: id, lane: index, origin, forwarded, auth: callerAuth(req) });
+      return reply.status(answer.status).header('cache-control', 'no-store').send(answer.body);
     });
 
     app.get('/admin/hubs', async () => {
