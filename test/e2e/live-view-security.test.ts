@@ -180,7 +180,9 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
   });
 
   it('records the console origin in the token: that origin may open the stream, a job page origin may not', async () => {
-    const grant = await (await askView('w01', watchedLane, { ...ADMIN, origin: 'http://console.example:8080' })).json();
+    // The console served by the hub: its origin is the hub's (a foreign one is refused as cross-site).
+    const consoleOrigin = new URL(h.url).origin;
+    const grant = await (await askView('w01', watchedLane, { ...ADMIN, origin: consoleOrigin })).json();
     const stream = grant.url.replace(/^http/, 'ws').replace('/view?', '/stream?');
     const statusFrom = (origin: string) =>
       new Promise<number>((resolve) => {
@@ -189,7 +191,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
         ws.once('unexpected-response', (_req, r) => resolve(r.statusCode ?? 0));
         ws.once('error', () => {});
       });
-    expect(await statusFrom('http://console.example:8080')).toBe(101);
+    expect(await statusFrom(consoleOrigin)).toBe(101);
     expect(await statusFrom('http://127.0.0.1:1')).toBe(403);
   });
 

@@ -53,7 +53,9 @@ export function provenHello(workerId: string, secret: string, nonce: string, fie
 export async function rawLink(hubUrl: string, workerId: string, hello: Record<string, unknown> = {}, o: RawOptions = {}): Promise<{ ws: WebSocket; frames: any[] }> {
   const secret = await enrollRaw(hubUrl, workerId, o);
   const { ws, frames, nonce } = await openRawLink(hubUrl, workerId, o);
-  ws.send(provenHello(workerId, secret, nonce, hello));
+  // Like an agent, it names the address it enrolled with (the fleet row keeps it, and a later
+  // re-enrollment of the id from that address must match).
+  ws.send(provenHello(workerId, secret, nonce, { lan_ip: o.lanIp ?? '127.0.0.1', ...hello }));
   await waitFor('welcome', async () => frames.some((f) => f.type === 'welcome'), 5000, 10);
   return { ws, frames };
 }

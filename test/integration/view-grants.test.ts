@@ -49,10 +49,12 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('live-view grants acros
   });
 
   it('forwards from a hub that does not hold the link, and records the Origin of the first request', async () => {
-    const res = await ask(b, 'w-view', 0, { authorization: 'Bearer adm', origin: 'http://console.example' });
+    // The console's own origin (served by hub b): a foreign one would be refused as cross-site.
+    const consoleOrigin = new URL(b.url).origin;
+    const res = await ask(b, 'w-view', 0, { authorization: 'Bearer adm', origin: consoleOrigin });
     expect(res.status).toBe(200);
     const check = verifyViewToken(tokenOf((await res.json()).url), keyOf(links[0]), { workerId: 'w-view', lane: 0, nowMs: Date.now() });
-    expect(check).toMatchObject({ ok: true, payload: { origin: 'http://console.example' } });
+    expect(check).toMatchObject({ ok: true, payload: { origin: consoleOrigin } });
   });
 
   it('refuses callers without the admin token, lanes that do not exist or have no live view, and unlinked workers', async () => {
