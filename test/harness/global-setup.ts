@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { ensureConsoleBuilt } from './console-build.ts';
 import { describeLeftovers, leftoverCount, runLeftovers } from './leftovers.ts';
 import { newRunTag, PG_ADMIN_URL } from './services.ts';
 
@@ -30,6 +31,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   // Set before vitest starts its workers, which inherit it: every name they make carries it.
   const run = (process.env.PAPRIKA_TEST_RUN ||= newRunTag());
   await dropStaleDatabases();
+  await ensureConsoleBuilt();
   return async function teardown() {
     const leaksFile = process.env.PAPRIKA_TEST_LEAKS_FILE;
     try {
