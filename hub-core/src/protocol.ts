@@ -31,6 +31,13 @@ export const Capabilities = z.strictObject({
 });
 export type Capabilities = z.infer<typeof Capabilities>;
 
+/** Lane Chrome restarts since the agent started, by reason (cumulative; the hub counts the growth). */
+export const LaneRecycles = z.strictObject({ jobs: z.number().int().min(0), rss: z.number().int().min(0), crash: z.number().int().min(0) });
+export type LaneRecycles = z.infer<typeof LaneRecycles>;
+
+/** The egress rules a hub sends its workers (the built-in deny list is implied). */
+export const UrlPolicyLists = z.strictObject({ deny: z.array(z.string().max(300)).max(1000), allow: z.array(z.string().max(300)).max(1000).nullable() });
+
 /** A job the worker still holds when it (re)links: lets the hub keep it instead of orphaning it. */
 const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assignment_id: id });
 
@@ -55,6 +62,7 @@ export const WorkerMessage = z.discriminatedUnion('type', [
     mem_pct: pct,
     disk_pct: pct,
     lanes: z.array(LaneState).max(1024),
+    lane_recycles: LaneRecycles.optional(),
   }),
   z.strictObject({ type: z.literal('job_started'), v, job_id: id, assignment_id: id, lane: z.number().int().min(0) }),
   z.strictObject({
@@ -91,7 +99,7 @@ const AssignJob = z.discriminatedUnion('kind', [
 ]);
 
 export const HubMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string() }),
+  z.strictObject({ type: z.literal('welcome'), v, worker_id: id, hub_id: id, heartbeat_s: z.number().positive(), status: z.string(), url_policy: UrlPolicyLists.optional() }),
   AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),

@@ -28,9 +28,11 @@ import { JobService } from './job-service.ts';
 import { LinkService } from './link-service.ts';
 import { LocalFleet } from './local-fleet.ts';
 import { createMetrics, type HubMetrics } from './metrics.ts';
+import { RecycleCounter } from './recycle-counter.ts';
 import { RegistryPublisher } from './registry-publisher.ts';
 import { SessionService } from './sessions.ts';
 import { StatsSampler } from './stats.ts';
+import { UrlGuard } from './url-guard.ts';
 
 export interface StartHubOptions {
   config?: Config;
@@ -60,6 +62,8 @@ export class Hub {
   readonly forwarder: Forwarder;
   readonly stats: StatsSampler;
   readonly startedAt: number;
+  /** The egress policy: sent to workers, checked on submitted URLs. */
+  readonly urls: UrlGuard;
   private loops: PeriodicLoop[] = [];
   private http: HttpServer | undefined;
   private stopped = false;
@@ -82,7 +86,8 @@ export class Hub {
     this.jobs = new JobService(config, store, this.fleet, this.dispatcher, clock, log, this.events, this.metrics);
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, clock, log, events: this.events, metrics: this.metrics });
+    this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
   }
 

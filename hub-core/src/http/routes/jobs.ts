@@ -23,6 +23,7 @@ export function jobRoutes(hub: Hub) {
 
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
+      hub.urls.assertJob(body);
       const rawKey = req.headers['idempotency-key'];
       const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
       const abort = new AbortController();
