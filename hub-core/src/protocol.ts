@@ -37,6 +37,7 @@ export type LaneRecycles = z.infer<typeof LaneRecycles>;
 
 /** The egress rules a hub sends its workers (the built-in deny list is implied). */
 export const UrlPolicyLists = z.strictObject({ deny: z.array(z.string().max(300)).max(1000), allow: z.array(z.string().max(300)).max(1000).nullable() });
+export type UrlPolicyLists = z.infer<typeof UrlPolicyLists>;
 
 /** A job the worker still holds when it (re)links: lets the hub keep it instead of orphaning it. */
 const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assignment_id: id });

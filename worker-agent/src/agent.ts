@@ -173,6 +173,13 @@ export class WorkerAgent {
         // The hub judges liveness against its own period, so its heartbeat_s wins over ours.
         if (msg.heartbeat_s !== this.heartbeatS) this.o.log.info({ hub: msg.heartbeat_s, local: this.heartbeatS }, 'heartbeat period set by the hub');
         this.heartbeatS = msg.heartbeat_s;
+        if (msg.url_policy && this.o.pool.egress) {
+          try {
+            this.o.pool.egress.setHubLists(msg.url_policy);
+          } catch (err) {
+            this.o.log.error({ err: String(err) }, "the hub's egress rules do not parse here; keeping the previous ones");
+          }
+        }
         this.startHeartbeat();
         this.resendResults(0);
         this.linkedOnce?.();
@@ -229,7 +236,7 @@ export class WorkerAgent {
   private async heartbeat(): Promise<void> {
     this.resendResults(this.heartbeatS * 1000);
     const s = await this.stats.sample();
-    this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates() });
+    this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates(), lane_recycles: this.o.pool.recycles?.() });
   }
 
   private send(msg: WorkerMessageBody): void {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../../hub-core/src/config.ts';
+import { loadAgentConfig, type AgentConfig } from './agent-config.ts';
 import { WorkerAgent } from './agent.ts';
 import type { LanePool } from './lanes/lane.ts';
 import { simulatedPool } from './lanes/simulated-lane.ts';
@@ -72,18 +73,28 @@ export function detectLanIp(): string {
   return '127.0.0.1';
 }
 
-export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
+export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, agentConfig: AgentConfig = loadAgentConfig({})): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
   if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {} };
   const { chromeWorkerPool } = await import('./chrome-worker-pool.ts');
-  return chromeWorkerPool({ lanes: flags.lanes, singleChrome: flags.singleChrome, chromePath: flags.chrome ?? chromePathFromEnv, lanIp: flags.lanIp, novncBase: flags.novncBase });
+  return chromeWorkerPool({
+    lanes: flags.lanes,
+    singleChrome: flags.singleChrome,
+    chromePath: flags.chrome ?? chromePathFromEnv,
+    lanIp: flags.lanIp,
+    novncBase: flags.novncBase,
+    hubUrl: flags.hub,
+    recycleJobs: agentConfig.laneRecycleJobs,
+    maxRssMb: agentConfig.laneMaxRssMb,
+  });
 }
 
 export async function runWorker(argv: string[], env: Record<string, string | undefined> = process.env): Promise<WorkerAgent> {
   const flags = parseWorkerFlags(argv);
   const config = loadConfig(env);
+  const agentConfig = loadAgentConfig(env);
   // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
   const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
-  const { pool, stopExtras } = await buildPool(flags, config.chromePath);
+  const { pool, stopExtras } = await buildPool(flags, config.chromePath, agentConfig);
   const agent = new WorkerAgent({ hubUrl: flags.hub, pool, lanIp: flags.lanIp, token: flags.token ?? config.workerToken, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'stopping: finishing running jobs');
