@@ -9,7 +9,7 @@ import type { LaneRecycles } from '../../../hub-core/src/protocol.ts';
 import { EgressGuard } from '../egress/egress-guard.ts';
 import { DENIED_HEADER, EgressProxy } from '../egress/egress-proxy.ts';
 import { endChrome, killChromeNow, launchChrome, type RunningChrome } from './chrome-process.ts';
-import { processTreeRssBytes } from './process-tree-rss.ts';
+import { processTreeMemoryBytes } from './process-tree-memory.ts';
 import { ChromeCrashed, isConnectionLoss, messageOf, UrlDenied, WorkAborted } from './lane-errors.ts';
 
 export interface LaneLog {
@@ -69,6 +69,8 @@ export abstract class ChromeLaneCore {
   /** Browsers let go of on purpose (recycled): their exit is no crash. */
   private readonly retired = new WeakSet<RunningChrome>();
   private workOnChrome = 0;
+  /** Set by a background memory reading: the Chrome it read is recycled at the next step between jobs. */
+  private rssDue: { chrome: RunningChrome; mb: number } | undefined;
   private readonly recycleCounts: LaneRecycles = { jobs: 0, rss: 0, crash: 0 };
   /** The between-work step (recycle, or prepare the next context): the next work waits for it. */
   private between: Promise<void> = Promise.resolve();
@@ -113,7 +115,12 @@ export abstract class ChromeLaneCore {
     this.chrome = undefined;
     await this.starting?.catch(() => {}); // a launch in progress ends its own browser once it sees `stopped`
     await this.between.catch(() => {});
+    // A context still being made ahead of time would race the browser's shutdown: let it settle first.
+    const spare = this.spare;
     this.spare = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([spare, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
     if (chrome) await endChrome(chrome);
     await this.proxy.stop();
     this.proxy.port = 0;
@@ -286,9 +293,24 @@ export abstract class ChromeLaneCore {
   protected async newWorkContext(chrome: RunningChrome): Promise<WorkContext> {
     const spare = await this.spare?.catch(() => undefined);
     this.spare = undefined;
-    if (spare && spare.chrome === chrome && this.isUsable(spare.page, chrome)) return spare;
-    if (spare) void spare.context.close().catch(() => {});
-    return makeContext(chrome);
+    const fresh = spare && spare.chrome === chrome && this.isUsable(spare.page, chrome) ? spare : undefined;
+    if (spare && !fresh) void spare.context.close().catch(() => {});
+    // Start the next one now: a new context's first page costs a renderer start (~0.4 s here),
+    // which then overlaps this job instead of delaying the next. It shares nothing with this one.
+    this.prepareSpare(chrome);
+    return fresh ?? makeContext(chrome);
+  }
+
+  private prepareSpare(chrome: RunningChrome): void {
+    if (this.spare || this.stopped) return;
+    const spare = makeContext(chrome).catch(() => undefined);
+    this.spare = spare;
+  }
+
+  private discardSpare(): void {
+    const spare = this.spare;
+    this.spare = undefined;
+    void spare?.then((s) => s?.context.close().catch(() => {}));
   }
 
   /** Close a context and everything in it; one that will not close in time means a hung browser. */
@@ -311,27 +333,35 @@ export abstract class ChromeLaneCore {
   private async recycleOrPrepare(): Promise<void> {
     const chrome = this.chrome;
     if (!chrome || this.stopped) return;
-    let reason: 'jobs' | 'rss' | undefined = this.workOnChrome >= this.recycleJobs ? 'jobs' : undefined;
-    let rss: number | undefined;
-    if (!reason && chrome.pid !== undefined) {
-      rss = await processTreeRssBytes(chrome.pid);
-      if (rss !== undefined && rss > this.maxRssBytes) reason = 'rss';
-    }
+    const reason = this.workOnChrome >= this.recycleJobs ? 'jobs' : this.rssDue?.chrome === chrome ? 'rss' : undefined;
     if (!reason) {
-      const spare = makeContext(chrome).catch(() => undefined);
-      spare.catch(() => {});
-      this.spare = spare;
+      this.prepareSpare(chrome);
+      // Reading /proc takes a while on a busy host: measure in the background, never in the next job's way.
+      void this.measure(chrome);
       return;
     }
     this.recycleCounts[reason]++;
-    this.log.info({ lane: this.index, pid: chrome.pid, reason, jobs: this.workOnChrome, rss_mb: rss === undefined ? undefined : Math.round(rss / 2 ** 20) }, 'recycling chrome');
+    this.log.info({ lane: this.index, pid: chrome.pid, reason, jobs: this.workOnChrome, rss_mb: this.rssDue?.mb }, 'recycling chrome');
+    this.rssDue = undefined;
     this.retired.add(chrome);
     this.chrome = undefined;
-    this.spare = undefined;
+    this.discardSpare();
     this.showPage(null);
     await endChrome(chrome, 2000);
     if (!this.stopped) await this.launched();
   }
+
+  private async measure(chrome: RunningChrome): Promise<void> {
+    if (chrome.pid === undefined) return;
+    const rss = await processTreeMemoryBytes(chrome.pid).catch(() => undefined);
+    if (rss === undefined || rss <= this.maxRssBytes || this.chrome !== chrome) return;
+    this.rssDue = { chrome, mb: Math.round(rss / 2 ** 20) };
+    // Still idle: recycle now rather than at the end of the next job.
+    if (!this.busyWithWork()) this.between = this.between.then(() => this.recycleOrPrepare()).catch(() => {});
+  }
+
+  /** Whether a job or session holds the lane (the subclass knows). */
+  protected abstract busyWithWork(): boolean;
 
   /** Close a page; one that will not close in time means a hung browser, which is killed. */
   protected async closePage(page: Page): Promise<void> {

@@ -33,6 +33,10 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     super(o);
   }
 
+  protected busyWithWork(): boolean {
+    return this.busy !== undefined;
+  }
+
   async runJob(job: RunnableJob, ctx: JobContext): Promise<JobOutcome> {
     if (this.busy) return { status: 'failed', error: `lane ${this.index} is busy with a ${this.busy}` };
     if (ctx.signal.aborted) return abortedOutcome(new WorkAborted(ctx.signal.reason));
