@@ -107,6 +107,17 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('lane isolation and eg
     expect(requests.map((r) => r.cookie)).toEqual([undefined, undefined]);
   });
 
+  it('a session runs in its own context too: the job after it sees nothing of it', async () => {
+    const lane = pool.lanes[0];
+    await lane.openSession('s-iso');
+    const signal = AbortSignal.timeout(15_000);
+    await lane.sessionCommand({ op: 'goto', url: `${base}/set` }, signal);
+    expect(await lane.sessionCommand({ op: 'eval', expression: "localStorage.getItem('k')" }, signal)).toEqual({ value: 'v' });
+    await lane.closeSession();
+    const out = await lane.runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/plain` }, { op: 'eval', expression: "[document.cookie, localStorage.getItem('k')]", name: 'state' }] } }, ctx());
+    expect((out.result as { values: { state: unknown } }).values.state).toEqual(['', null]);
+  });
+
   it('a lane’s Chrome is replaced after PAPRIKA_LANE_RECYCLE_JOBS jobs', async () => {
     const lane = pool.lanes[0];
     const pids = new Set<number>();

@@ -301,6 +301,12 @@ export abstract class ChromeLaneCore {
     return fresh ?? makeContext(chrome);
   }
 
+  /** Resolves once the lane has finished its between-jobs step and its next context is made (bench, tests). */
+  async idle(): Promise<void> {
+    await this.between;
+    await this.spare;
+  }
+
   private prepareSpare(chrome: RunningChrome): void {
     if (this.spare || this.stopped) return;
     const spare = makeContext(chrome).catch(() => undefined);
