@@ -295,9 +295,8 @@ export abstract class ChromeLaneCore {
     this.spare = undefined;
     const fresh = spare && spare.chrome === chrome && this.isUsable(spare.page, chrome) ? spare : undefined;
     if (spare && !fresh) void spare.context.close().catch(() => {});
-    // Start the next one now: a new context's first page costs a renderer start (~0.4 s here),
-    // which then overlaps this job instead of delaying the next. It shares nothing with this one.
-    this.prepareSpare(chrome);
+    // The next one is made after this work ends (afterWork), not now: made alongside a running
+    // job, its renderer start slowed the job on two cores (bench: 511 ms vs 101 ms p50).
     return fresh ?? makeContext(chrome);
   }
 
