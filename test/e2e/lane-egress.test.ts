@@ -69,6 +69,12 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('egress policy and lane
     expect(macro.status).toBe(400);
     expect((await macro.json()).details).toEqual({ field: 'spec.steps.1.url', rule: `127.0.0.0/8:${new URL(h.url).port}` });
     expect((await fetch(`${h.url}/jobs?limit=1000`).then(json)).jobs.length).toBe(before);
+    // A session's goto is checked at the hub the same way, before it reaches the worker.
+    const session = await post('/sessions', {}).then(json);
+    const cmd = await post(`/sessions/${session.session_id}/commands`, { op: 'goto', url: 'http://[fd00:ec2::254]/latest/' });
+    expect(cmd.status).toBe(400);
+    expect(await cmd.json()).toMatchObject({ code: 'url_denied', details: { field: 'url', rule: 'fd00:ec2::254' } });
+    expect((await fetch(`${h.url}/sessions/${session.session_id}`, { method: 'DELETE' })).status).toBe(200);
   });
 
   it("a job redirected to the hub's own port fails url denied; a subresource aimed at it is blocked; the hub sees neither", async () => {
