@@ -9,11 +9,12 @@ import { ceilings } from './ceilings.ts';
 import { dispatchFigures } from './dispatch.ts';
 import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
+import { isolationFigures } from './isolation.ts';
 import { pickFigures } from './pick.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['dispatch', 'pick', 'redrive', 'fleet', 'memory', 'ceilings'] as const;
+const BENCHES = ['dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<void> {
   if (only.has('redrive')) say(await redriveFigures({ jobs: quick ? 100 : 500 }));
   if (only.has('fleet')) say(await fleetReadFigures({ sizes: [1000, 10_000], reads: quick ? 3 : 10 }));
   if (only.has('memory')) say(await hubMemoryFigures({ workers: 1000 }));
+  if (only.has('isolation')) say(await isolationFigures({ jobs: quick ? 40 : 200 }));
   let ceilingRows;
   if (only.has('ceilings')) {
     ceilingRows = await ceilings({ ops: quick ? 3000 : 20_000, concurrency });

@@ -2,6 +2,7 @@
 // code base touches process.env: callers receive a Config (SPEC.md § Environment).
 import os from 'node:os';
 import path from 'node:path';
+import { parseRules, UrlRuleError } from './domain/url-policy.ts';
 
 export interface Config {
   readonly port: number;
@@ -50,6 +51,10 @@ export interface Config {
   readonly logLevel: string;
   /** Redis key prefix; `paprika:` in production, per-test prefixes keep tests apart. */
   readonly redisPrefix: string;
+  /** PAPRIKA_URL_DENY: egress rules added to the built-in deny list (sent to workers in `welcome`). */
+  readonly urlDeny: readonly string[];
+  /** PAPRIKA_URL_ALLOW: when set, jobs may reach only these (deny still wins). */
+  readonly urlAllow: readonly string[] | null;
 }
 
 export interface S3Config {
@@ -115,6 +120,18 @@ function urlVar(env: Env, name: string, protocols: string[]): string | undefined
     throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got ${parsed.protocol}`);
   }
   return raw;
+}
+
+/** A comma-separated rule list, checked here so a typo stops the hub with the variable's name. */
+function urlRulesVar(env: Env, name: string): string[] | undefined {
+  const raw = stringVar(env, name);
+  if (raw === undefined) return undefined;
+  try {
+    return parseRules(raw).map((r) => r.text);
+  } catch (err) {
+    if (err instanceof UrlRuleError) throw new ConfigError(name, `bad rule ${err.message}`);
+    throw err;
+  }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -209,11 +226,17 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     s3,
     logLevel,
     redisPrefix: stringVar(env, 'PAPRIKA_REDIS_PREFIX') ?? 'paprika:',
+    urlDeny: Object.freeze(urlRulesVar(env, 'PAPRIKA_URL_DENY') ?? []),
+    urlAllow: urlAllowOrNull(urlRulesVar(env, 'PAPRIKA_URL_ALLOW')),
   };
   if (config.workerTtlS < config.heartbeatS) {
     throw new ConfigError('PAPRIKA_WORKER_TTL_S', `must be at least PAPRIKA_HEARTBEAT_S (${heartbeatS}), got ${workerTtlS}`);
   }
   return Object.freeze(config);
+}
+
+function urlAllowOrNull(rules: string[] | undefined): readonly string[] | null {
+  return rules && rules.length > 0 ? Object.freeze(rules) : null;
 }
 
 /** A config for tests and embedding: defaults plus explicit overrides, no environment. */

@@ -2,6 +2,7 @@
 // table). Routes throw PaprikaError; the HTTP layer turns it into `{error, details}`.
 export const ERROR_CODES = {
   bad_request: { status: 400, message: 'The request is not valid' },
+  url_denied: { status: 400, message: 'The URL is denied by the egress policy' },
   unauthorized: { status: 401, message: 'Missing or wrong bearer token' },
   cross_site: { status: 403, message: 'Cross-site request refused' },
   view_token_invalid: { status: 401, message: 'Missing, expired or wrong live-view token; open the lane again from the console' },

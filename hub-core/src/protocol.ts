@@ -31,6 +31,14 @@ export const Capabilities = z.strictObject({
 });
 export type Capabilities = z.infer<typeof Capabilities>;
 
+/** Lane Chrome restarts since the agent started, by reason (cumulative; the hub counts the growth). */
+export const LaneRecycles = z.strictObject({ jobs: z.number().int().min(0), rss: z.number().int().min(0), crash: z.number().int().min(0) });
+export type LaneRecycles = z.infer<typeof LaneRecycles>;
+
+/** The egress rules a hub sends its workers (the built-in deny list is implied). */
+export const UrlPolicyLists = z.strictObject({ deny: z.array(z.string().max(300)).max(1000), allow: z.array(z.string().max(300)).max(1000).nullable() });
+export type UrlPolicyLists = z.infer<typeof UrlPolicyLists>;
+
 /** A job the worker still holds when it (re)links: lets the hub keep it instead of orphaning it. */
 const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assignment_id: id });
 
@@ -58,6 +66,7 @@ export const WorkerMessage = z.discriminatedUnion('type', [
     mem_pct: pct,
     disk_pct: pct,
     lanes: z.array(LaneState).max(1024),
+    lane_recycles: LaneRecycles.optional(),
   }),
   z.strictObject({ type: z.literal('job_started'), v, job_id: id, assignment_id: id, lane: z.number().int().min(0) }),
   z.strictObject({
@@ -105,6 +114,7 @@ export const HubMessage = z.discriminatedUnion('type', [
     status: z.string(),
     /** This link's live-view signing key (base64url); the worker's view server accepts only tokens signed with it. */
     view_key: z.string().min(32).max(200).optional(),
+    url_policy: UrlPolicyLists.optional(),
   }),
   AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),

@@ -181,6 +181,13 @@ export class WorkerAgent {
         this.heartbeatS = msg.heartbeat_s;
         if (msg.view_key) this.o.viewKeys?.set(msg.worker_id, msg.view_key);
         else if (this.o.viewKeys) this.o.log.warn('the hub sent no live-view key (an older hub?): lane views refuse every viewer');
+        if (msg.url_policy && this.o.pool.egress) {
+          try {
+            this.o.pool.egress.setHubLists(msg.url_policy);
+          } catch (err) {
+            this.o.log.error({ err: String(err) }, "the hub's egress rules do not parse here; keeping the previous ones");
+          }
+        }
         this.startHeartbeat();
         this.resendResults(0);
         this.linkedOnce?.();
@@ -237,7 +244,7 @@ export class WorkerAgent {
   private async heartbeat(): Promise<void> {
     this.resendResults(this.heartbeatS * 1000);
     const s = await this.stats.sample();
-    this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates() });
+    this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates(), lane_recycles: this.o.pool.recycles?.() });
   }
 
   private send(msg: WorkerMessageBody): void {

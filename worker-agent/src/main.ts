@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../hub-core/src/config.ts';
+import { loadAgentConfig, type AgentConfig } from './agent-config.ts';
 import { WorkerAgent } from './agent.ts';
 import type { LanePool } from './lanes/lane.ts';
 import { simulatedPool } from './lanes/simulated-lane.ts';
@@ -90,20 +91,33 @@ export function detectLanIp(): string {
 }
 
 /** The pool, and the keyring its live view checks tokens with: give it to the agent, which sets it on welcome. */
-export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, log?: Logger): Promise<{ pool: LanePool; stopExtras: () => Promise<void>; viewKeys: ViewKeyring }> {
+export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, log?: Logger, agentConfig: AgentConfig = loadAgentConfig({})): Promise<{ pool: LanePool; stopExtras: () => Promise<void>; viewKeys: ViewKeyring }> {
   const viewKeys = new ViewKeyring();
   if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {}, viewKeys };
   const { chromeWorkerPool } = await import('./chrome-worker-pool.ts');
-  const built = await chromeWorkerPool({ lanes: flags.lanes, singleChrome: flags.singleChrome, chromePath: flags.chrome ?? chromePathFromEnv, lanIp: flags.lanIp, novncBase: flags.novncBase, viewBind: flags.viewBind, viewKeys, log });
+  const built = await chromeWorkerPool({
+    lanes: flags.lanes,
+    singleChrome: flags.singleChrome,
+    chromePath: flags.chrome ?? chromePathFromEnv,
+    lanIp: flags.lanIp,
+    novncBase: flags.novncBase,
+    viewBind: flags.viewBind,
+    viewKeys,
+    log,
+    hubUrl: flags.hub,
+    recycleJobs: agentConfig.laneRecycleJobs,
+    maxRssMb: agentConfig.laneMaxRssMb,
+  });
   return { ...built, viewKeys };
 }
 
 export async function runWorker(argv: string[], env: Record<string, string | undefined> = process.env): Promise<WorkerAgent> {
   const flags = parseWorkerFlags(argv);
   const config = loadConfig(env);
+  const agentConfig = loadAgentConfig(env);
   // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
   const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
-  const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log);
+  const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log, agentConfig);
   const dataDir = flags.dataDir ? path.resolve(flags.dataDir) : config.dataDir;
   const agent = new WorkerAgent({
     hubUrl: flags.hub,

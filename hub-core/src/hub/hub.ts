@@ -29,10 +29,12 @@ import { JobService } from './job-service.ts';
 import { LinkService } from './link-service.ts';
 import { LocalFleet } from './local-fleet.ts';
 import { createMetrics, type HubMetrics } from './metrics.ts';
+import { RecycleCounter } from './recycle-counter.ts';
 import { RegistryPublisher } from './registry-publisher.ts';
 import { SessionService } from './sessions.ts';
 import { StatsSampler } from './stats.ts';
 import { WorkerEnrollment } from './worker-enrollment.ts';
+import { UrlGuard } from './url-guard.ts';
 
 export interface StartHubOptions {
   config?: Config;
@@ -65,6 +67,8 @@ export class Hub {
   readonly forwarder: Forwarder;
   readonly stats: StatsSampler;
   readonly startedAt: number;
+  /** The egress policy: sent to workers, checked on submitted URLs. */
+  readonly urls: UrlGuard;
   private loops: PeriodicLoop[] = [];
   private http: HttpServer | undefined;
   private stopped = false;
@@ -88,7 +92,8 @@ export class Hub {
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics });
+    this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
   }
 

@@ -15,8 +15,10 @@ import { JobReports } from './job-reports.ts';
 import type { LocalFleet } from './local-fleet.ts';
 import type { HubMetrics } from './metrics.ts';
 import type { RegistryPublisher } from './registry-publisher.ts';
+import type { RecycleCounter } from './recycle-counter.ts';
 import type { SessionService } from './sessions.ts';
 import type { WorkerEnrollment } from './worker-enrollment.ts';
+import type { UrlGuard } from './url-guard.ts';
 import { WorkerLink, type LinkSocket } from './worker-link.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -36,6 +38,8 @@ export interface LinkDeps {
   log: Logger;
   events: HubEvents;
   metrics: HubMetrics;
+  urls: UrlGuard;
+  recycles: RecycleCounter;
 }
 
 function socketOf(ws: WebSocket): LinkSocket {
@@ -154,7 +158,8 @@ export class LinkService {
     if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
     await registry.setOwner(msg.worker_id, config.hubId);
     this.d.publisher.mark(link);
-    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key }));
+    this.d.recycles.hello(msg.worker_id, msg.fresh !== false);
+    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key, url_policy: this.d.urls.lists() }));
     this.d.metrics.localWorkers.set(fleet.size);
     this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
     this.d.events.workersChanged();
@@ -203,6 +208,7 @@ export class LinkService {
         link.report(msg);
         link.reported_in_flight = msg.in_flight;
         link.reportedLanes = msg.lanes;
+        this.d.recycles.report(link.worker_id, msg.lane_recycles);
         this.d.publisher.mark(link);
         this.d.events.workersChanged();
         // Its first disk figure (or one back under the limit) makes its free lanes pickable:

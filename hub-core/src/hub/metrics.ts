@@ -33,6 +33,7 @@ export function createMetrics() {
     redriveAssigned: counter('paprika_redrive_assigned_total', 'Queued jobs the redrive loop assigned'),
     reconcilerActions: counter('paprika_reconciler_actions_total', 'Jobs failed by the stale-job reconciler', ['reason']),
     relinkOrphans: counter('paprika_relink_orphans_total', 'Running jobs a worker no longer held when it linked: failed (fresh process) or requeued (lost with the old link)', ['outcome']),
+    laneRecycles: counter('paprika_lane_recycles_total', "Worker lanes whose Chrome was restarted, by reason: jobs (PAPRIKA_LANE_RECYCLE_JOBS), rss (PAPRIKA_LANE_MAX_RSS_MB), crash", ['reason']),
     forwards: counter('paprika_forwards_total', 'Requests forwarded to a peer hub', ['route', 'outcome']),
     forwardSeconds: new client.Histogram({ name: 'paprika_forward_seconds', help: 'Hub-to-hub forward latency', registers: [registry], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60] }),
     queueDepth: gauge('paprika_queue_depth', 'Queued jobs (last sample)'),

@@ -47,6 +47,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL: expected a postgres: or postgresql: URL/],
     ['REDIS_URL', 'not a url', /REDIS_URL: not a valid URL/],
     ['PAPRIKA_MAX_QUEUED', '1.5', /PAPRIKA_MAX_QUEUED: expected a whole number/],
+    ['PAPRIKA_URL_DENY', '10.0.0.0/8, 10.0.0.0/40', /PAPRIKA_URL_DENY: bad rule "10.0.0.0\/40"/],
+    ['PAPRIKA_URL_ALLOW', 'example.org:0', /PAPRIKA_URL_ALLOW: bad rule "example.org:0": bad port/],
   ])('rejects %s=%s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
@@ -82,5 +84,11 @@ describe('loadConfig', () => {
 
   it('refuses a worker TTL shorter than the heartbeat', () => {
     expect(() => loadConfig({ PAPRIKA_HEARTBEAT_S: '10', PAPRIKA_WORKER_TTL_S: '5' })).toThrow(/PAPRIKA_WORKER_TTL_S/);
+  });
+
+  it('reads the egress rule lists; an unset or empty ALLOW is null', () => {
+    const c = loadConfig({ PAPRIKA_URL_DENY: ' 10.0.0.0/8 , *:6379', PAPRIKA_URL_ALLOW: 'example.org' });
+    expect([c.urlDeny, c.urlAllow]).toEqual([['10.0.0.0/8', '*:6379'], ['example.org']]);
+    expect([loadConfig({}).urlDeny, loadConfig({}).urlAllow, loadConfig({ PAPRIKA_URL_ALLOW: ',' }).urlAllow]).toEqual([[], null, null]);
   });
 });

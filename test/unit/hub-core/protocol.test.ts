@@ -42,4 +42,14 @@ describe('worker link protocol', () => {
     expect(parseHubMessage(JSON.stringify(head)).ok).toBe(true);
     expect(parseHubMessage(JSON.stringify({ ...head, view_key: 'short' })).ok).toBe(false);
   });
+
+  it('carries the additive lane_recycles (heartbeat) and url_policy (welcome) fields, and stays readable without them', () => {
+    const hb = parseWorkerMessage(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 0, mem_pct: 0, disk_pct: 0, lanes: [], lane_recycles: { jobs: 2, rss: 1, crash: 0 } }));
+    expect(hb.ok && hb.value.type === 'heartbeat' && hb.value.lane_recycles).toEqual({ jobs: 2, rss: 1, crash: 0 });
+    expect(parseWorkerMessage(JSON.stringify({ type: 'heartbeat', v: 1, in_flight: 0, cpu_pct: 0, mem_pct: 0, disk_pct: 0, lanes: [], lane_recycles: { jobs: -1, rss: 0, crash: 0 } })).ok).toBe(false);
+    const welcome = { type: 'welcome', v: 1, worker_id: 'w1', hub_id: 'h1', heartbeat_s: 15, status: 'active' };
+    expect(parseHubMessage(JSON.stringify(welcome)).ok).toBe(true);
+    const withPolicy = parseHubMessage(JSON.stringify({ ...welcome, url_policy: { deny: ['10.0.0.0/8'], allow: null } }));
+    expect(withPolicy.ok && withPolicy.value.type === 'welcome' && withPolicy.value.url_policy).toEqual({ deny: ['10.0.0.0/8'], allow: null });
+  });
 });

@@ -1,8 +1,16 @@
 // The browser half of a Chrome lane: keep one healthy Chrome, notice when it dies or hangs,
 // relaunch it, and run a piece of work raced against the job's signal and the browser's death.
-import type { Page } from 'puppeteer-core';
+// Every piece of work gets a browser context of its own (cookies, storage, cache, service
+// workers, permissions go with it), and the Chrome is recycled between pieces of work after
+// PAPRIKA_LANE_RECYCLE_JOBS of them or when its memory passes PAPRIKA_LANE_MAX_RSS_MB.
+import type { BrowserContext, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
+import { ownAddressRules } from '../../../hub-core/src/domain/url-policy.ts';
+import type { LaneRecycles } from '../../../hub-core/src/protocol.ts';
+import { EgressGuard } from '../egress/egress-guard.ts';
+import { DENIED_HEADER, EgressProxy } from '../egress/egress-proxy.ts';
 import { endChrome, killChromeNow, launchChrome, type RunningChrome } from './chrome-process.ts';
-import { ChromeCrashed, isConnectionLoss, messageOf, WorkAborted } from './lane-errors.ts';
+import { processTreeMemoryBytes } from './process-tree-memory.ts';
+import { ChromeCrashed, isConnectionLoss, messageOf, UrlDenied, WorkAborted } from './lane-errors.ts';
 
 export interface LaneLog {
   info(obj: object, msg: string): void;
@@ -19,11 +27,25 @@ export interface ChromeLaneOptions {
   /** How often a busy lane asks Chrome whether it still answers (default 5 s, or the hang timeout if shorter). */
   watchdogIntervalMs?: number;
   log?: LaneLog;
+  /** The worker's egress policy; every lane's Chrome runs behind a proxy enforcing it (default: the built-in deny list). */
+  egress?: EgressGuard;
+  /** Recycle the Chrome after this many jobs/sessions (default 100) or past this RSS (default 1024 MiB). */
+  recycleJobs?: number;
+  maxRssMb?: number;
+}
+
+/** A piece of work's own browser context and its first page. */
+export interface WorkContext {
+  readonly chrome: RunningChrome;
+  readonly context: BrowserContext;
+  readonly page: Page;
 }
 
 /** How long a puppeteer "target closed" error waits for the disconnect that explains it. */
 const CRASH_SETTLE_MS = 500;
 const silentLog: LaneLog = { info() {}, warn() {}, error() {} };
+/** A context that will not close in this long means a hung browser. */
+const CONTEXT_CLOSE_MS = 5000;
 
 type Work<T> = (chrome: RunningChrome, watchPage: (page: Page) => void) => Promise<T>;
 
@@ -40,6 +62,20 @@ export abstract class ChromeLaneCore {
   private readonly crashedPages = new WeakSet<Page>();
   private shown: Page | null = null;
   private readonly pageListeners = new Set<(page: Page | null) => void>();
+  readonly egress: EgressGuard;
+  readonly proxy: EgressProxy;
+  private readonly recycleJobs: number;
+  private readonly maxRssBytes: number;
+  /** Browsers let go of on purpose (recycled): their exit is no crash. */
+  private readonly retired = new WeakSet<RunningChrome>();
+  private workOnChrome = 0;
+  /** Set by a background memory reading: the Chrome it read is recycled at the next step between jobs. */
+  private rssDue: { chrome: RunningChrome; mb: number } | undefined;
+  private readonly recycleCounts: LaneRecycles = { jobs: 0, rss: 0, crash: 0 };
+  /** The between-work step (recycle, or prepare the next context): the next work waits for it. */
+  private between: Promise<void> = Promise.resolve();
+  /** A context (with a blank page) made ahead of time on an idle lane, for the next work. */
+  private spare: Promise<WorkContext | undefined> | undefined;
 
   constructor(private readonly o: ChromeLaneOptions) {
     this.index = o.index;
@@ -47,6 +83,15 @@ export abstract class ChromeLaneCore {
     this.log = o.log ?? silentLog;
     this.hangTimeoutMs = o.hangTimeoutMs ?? 15_000;
     this.watchdogIntervalMs = o.watchdogIntervalMs ?? Math.min(5000, this.hangTimeoutMs);
+    this.egress = o.egress ?? new EgressGuard();
+    this.proxy = new EgressProxy(this.egress);
+    this.recycleJobs = o.recycleJobs ?? 100;
+    this.maxRssBytes = (o.maxRssMb ?? 1024) * 1024 * 1024;
+  }
+
+  /** Chrome restarts of this lane by reason, since it was made. */
+  get recycles(): LaneRecycles {
+    return { ...this.recycleCounts };
   }
 
   /** The current browser process (undefined while it is being relaunched). Tests kill it. */
@@ -56,6 +101,10 @@ export abstract class ChromeLaneCore {
 
   async start(): Promise<void> {
     this.stopped = false;
+    if (this.proxy.port === 0) {
+      // A page must not reach the proxy itself (it would loop through it).
+      this.egress.addOwn(ownAddressRules('127.0.0.1', await this.proxy.start()));
+    }
     await this.launched();
   }
 
@@ -65,7 +114,16 @@ export abstract class ChromeLaneCore {
     const chrome = this.chrome;
     this.chrome = undefined;
     await this.starting?.catch(() => {}); // a launch in progress ends its own browser once it sees `stopped`
+    await this.between.catch(() => {});
+    // A context still being made ahead of time would race the browser's shutdown: let it settle first.
+    const spare = this.spare;
+    this.spare = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([spare, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
     if (chrome) await endChrome(chrome);
+    await this.proxy.stop();
+    this.proxy.port = 0;
   }
 
   // ---- live view: which page the lane shows right now -------------------------------------
@@ -97,7 +155,7 @@ export abstract class ChromeLaneCore {
   private async launch(): Promise<RunningChrome> {
     let chrome: RunningChrome;
     try {
-      chrome = await launchChrome(this.o.chromePath);
+      chrome = await launchChrome(this.o.chromePath, { proxyPort: this.proxy.port || undefined });
     } catch (err) {
       throw new Error(`chrome failed to start: ${messageOf(err)}`);
     }
@@ -106,18 +164,22 @@ export abstract class ChromeLaneCore {
       throw new Error(`lane ${this.index} is stopped`);
     }
     this.chrome = chrome;
+    this.workOnChrome = 0;
     void chrome.gone.then((reason) => this.onChromeGone(chrome, reason));
     this.log.info({ lane: this.index, pid: chrome.pid }, 'chrome started');
     return chrome;
   }
 
   private onChromeGone(chrome: RunningChrome, reason: string): void {
+    if (this.retired.has(chrome)) return; // recycled between jobs: nothing was running on it
     for (const listener of this.crashListeners) listener(reason);
     if (this.chrome !== chrome) return; // stop() let go of it on purpose
     this.chrome = undefined;
     this.showPage(null);
     void endChrome(chrome, 1000); // reap its helpers and remove its profile
     if (this.stopped) return;
+    this.spare = undefined;
+    this.recycleCounts.crash++;
     this.log.warn({ lane: this.index, pid: chrome.pid, reason }, 'chrome went away; relaunching');
     // Relaunch now, not on the next job, so the lane is ready when work arrives.
     void this.launched().catch((err: unknown) => this.log.error({ lane: this.index, err: messageOf(err) }, 'chrome relaunch failed; the next job retries'));
@@ -125,6 +187,7 @@ export abstract class ChromeLaneCore {
 
   /** The running browser, after proving it still answers; a hung one is killed and replaced first. */
   private async healthyChrome(): Promise<RunningChrome> {
+    await this.between;
     const chrome = await this.launched();
     if (await this.answersInTime(chrome.browser.version())) return chrome;
     this.killHung(chrome);
@@ -138,14 +201,14 @@ export abstract class ChromeLaneCore {
   }
 
   /** false only when the call neither answered nor failed in time: a failure is not a hang. */
-  private answersInTime(call: Promise<unknown>): Promise<boolean> {
+  private answersInTime(call: Promise<unknown>, ms = this.hangTimeoutMs): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     return Promise.race([
       call.then(
         () => true,
         () => true,
       ),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.hangTimeoutMs))),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
     ]).finally(() => clearTimeout(timer));
   }
 
@@ -191,6 +254,22 @@ export abstract class ChromeLaneCore {
           };
           page.once('error', onPageError);
           cleanups.push(() => page.off('error', onPageError));
+          // A main-frame navigation the egress proxy refused fails the work, whoever started it
+          // (goto, a click, a script); subresources and frames are only blocked.
+          const isMainNavigation = (req: HTTPRequest) => req.isNavigationRequest() && req.frame() === page.mainFrame();
+          const onResponse = (res: HTTPResponse) => {
+            const rule = res.headers()[DENIED_HEADER];
+            if (rule && isMainNavigation(res.request())) reject(new UrlDenied(res.url(), rule));
+          };
+          const onFailed = (req: HTTPRequest) => {
+            if (!isMainNavigation(req) || !/ERR_TUNNEL_CONNECTION_FAILED/.test(req.failure()?.errorText ?? '')) return;
+            const u = new URL(req.url());
+            const denial = this.proxy.denialFor(u.hostname.replace(/^\[|\]$/g, ''), u.port === '' ? (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80) : Number(u.port));
+            if (denial) reject(new UrlDenied(req.url(), denial.rule));
+          };
+          page.on('response', onResponse);
+          page.on('requestfailed', onFailed);
+          cleanups.push(() => page.off('response', onResponse), () => page.off('requestfailed', onFailed));
         };
         work(chrome, watchPage).then(resolve, (err: unknown) => {
           if (chrome.browser.connected && !isConnectionLoss(err)) return reject(err);
@@ -208,10 +287,101 @@ export abstract class ChromeLaneCore {
     return !page.isClosed() && !this.crashedPages.has(page) && (chrome === undefined || page.browser() === chrome.browser);
   }
 
+  // ---- contexts: one per job or session -----------------------------------------------------
+
+  /** A fresh context and page on `chrome`: the one made ahead of time if it is still good. */
+  protected async newWorkContext(chrome: RunningChrome): Promise<WorkContext> {
+    const spare = await this.spare?.catch(() => undefined);
+    this.spare = undefined;
+    const fresh = spare && spare.chrome === chrome && this.isUsable(spare.page, chrome) ? spare : undefined;
+    if (spare && !fresh) void spare.context.close().catch(() => {});
+    // The next one is made after this work ends (afterWork), not now: made alongside a running
+    // job, its renderer start slowed the job on two cores (bench: 511 ms vs 101 ms p50).
+    return fresh ?? makeContext(chrome);
+  }
+
+  /** Resolves once the lane has finished its between-jobs step and its next context is made (bench, tests). */
+  async idle(): Promise<void> {
+    await this.between;
+    await this.spare;
+  }
+
+  private prepareSpare(chrome: RunningChrome): void {
+    if (this.spare || this.stopped) return;
+    const spare = makeContext(chrome).catch(() => undefined);
+    this.spare = spare;
+  }
+
+  private discardSpare(): void {
+    const spare = this.spare;
+    this.spare = undefined;
+    void spare?.then((s) => s?.context.close().catch(() => {}));
+  }
+
+  /** Close a context and everything in it; one that will not close in time means a hung browser. */
+  protected async closeWorkContext(ctx: WorkContext): Promise<void> {
+    if (!ctx.chrome.browser.connected || ctx.chrome !== this.chrome) return;
+    const closed = ctx.context.close().catch(() => {});
+    if (!(await this.answersInTime(closed, CONTEXT_CLOSE_MS))) this.killHung(ctx.chrome);
+  }
+
+  /**
+   * After a job or session used the browser: recycle it if it has served its count or grown
+   * past the memory limit, else make the next context ahead of time. Runs while the lane is
+   * idle; the next work waits for it (healthyChrome), so a recycle never happens mid-job.
+   */
+  protected afterWork(): void {
+    this.workOnChrome++;
+    this.between = this.between.then(() => this.recycleOrPrepare()).catch((err: unknown) => this.log.warn({ lane: this.index, err: messageOf(err) }, 'between-jobs step failed'));
+  }
+
+  private async recycleOrPrepare(): Promise<void> {
+    const chrome = this.chrome;
+    if (!chrome || this.stopped) return;
+    const reason = this.workOnChrome >= this.recycleJobs ? 'jobs' : this.rssDue?.chrome === chrome ? 'rss' : undefined;
+    if (!reason) {
+      this.prepareSpare(chrome);
+      // Reading /proc takes a while on a busy host: measure in the background, never in the next job's way.
+      void this.measure(chrome);
+      return;
+    }
+    this.recycleCounts[reason]++;
+    this.log.info({ lane: this.index, pid: chrome.pid, reason, jobs: this.workOnChrome, rss_mb: this.rssDue?.mb }, 'recycling chrome');
+    this.rssDue = undefined;
+    this.retired.add(chrome);
+    this.chrome = undefined;
+    this.discardSpare();
+    this.showPage(null);
+    await endChrome(chrome, 2000);
+    if (!this.stopped) await this.launched();
+  }
+
+  private async measure(chrome: RunningChrome): Promise<void> {
+    if (chrome.pid === undefined) return;
+    const rss = await processTreeMemoryBytes(chrome.pid).catch(() => undefined);
+    if (rss === undefined || rss <= this.maxRssBytes || this.chrome !== chrome) return;
+    this.rssDue = { chrome, mb: Math.round(rss / 2 ** 20) };
+    // Still idle: recycle now rather than at the end of the next job.
+    if (!this.busyWithWork()) this.between = this.between.then(() => this.recycleOrPrepare()).catch(() => {});
+  }
+
+  /** Whether a job or session holds the lane (the subclass knows). */
+  protected abstract busyWithWork(): boolean;
+
   /** Close a page; one that will not close in time means a hung browser, which is killed. */
   protected async closePage(page: Page): Promise<void> {
     const chrome = this.chrome;
     if (page.isClosed() || !chrome || page.browser() !== chrome.browser) return;
     if (!(await this.answersInTime(page.close()))) this.killHung(chrome);
+  }
+}
+
+async function makeContext(chrome: RunningChrome): Promise<WorkContext> {
+  const context = await chrome.browser.createBrowserContext();
+  try {
+    return { chrome, context, page: await context.newPage() };
+  } catch (err) {
+    void context.close().catch(() => {});
+    throw err;
   }
 }

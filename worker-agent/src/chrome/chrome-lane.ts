@@ -1,70 +1,95 @@
-// A lane backed by one Chrome. It runs one job or one session at a time on a fresh page, and
+// A lane backed by one Chrome. It runs one job or one session at a time, each in a browser
+// context of its own that is closed at its end (nothing of one job is visible to the next), and
 // is the seed's first safety layer: a Chrome that dies, disconnects or hangs fails only the work
 // in hand, with the reason, and is relaunched so the lane's next job runs on a healthy browser.
-import type { Browser, Page } from 'puppeteer-core';
+import type { GoToOptions, Page } from 'puppeteer-core';
 import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
 import type { JobContext, JobOutcome, Lane, LanePool } from '../lanes/lane.ts';
 import type { ViewableLane } from '../live-view/viewable-lane.ts';
 import { runFetch } from '../runners/fetch-runner.ts';
 import { runMacro } from '../runners/macro-runner.ts';
-import type { RunnerOutput } from '../runners/page-job.ts';
+import { StepFailed } from '../runners/macro-steps.ts';
+import { pngAsset, type PageWork, type RunnerOutput } from '../runners/page-job.ts';
 import { runSessionCommand } from '../runners/session-command.ts';
 import { runSleep } from '../runners/sleep-runner.ts';
-import { ChromeLaneCore, type ChromeLaneOptions } from './chrome-lane-core.ts';
-import { ChromeCrashed, messageOf, WorkAborted } from './lane-errors.ts';
+import { EgressGuard } from '../egress/egress-guard.ts';
+import { ChromeLaneCore, type ChromeLaneOptions, type WorkContext } from './chrome-lane-core.ts';
+import type { RunningChrome } from './chrome-process.ts';
+import { ChromeCrashed, messageOf, UrlDenied, WorkAborted } from './lane-errors.ts';
 
 /** Session commands have no deadline of their own; the agent's signal (120 s) bounds them too. */
 const SESSION_COMMAND_MS = 120_000;
 const SESSION_OPEN_MS = 60_000;
+/** A failure screenshot is best effort: a crashed or wedged page must not hold the result back. */
+const FAILURE_SHOT_MS = 3000;
 
 export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
   private busy: 'job' | 'session' | undefined;
-  private jobPage: Page | undefined;
-  private sessionPage: Page | undefined;
+  private jobWork: WorkContext | undefined;
+  private sessionWork: WorkContext | undefined;
   private sessionId: string | undefined;
 
   constructor(o: ChromeLaneOptions) {
     super(o);
   }
 
+  protected busyWithWork(): boolean {
+    return this.busy !== undefined;
+  }
+
   async runJob(job: RunnableJob, ctx: JobContext): Promise<JobOutcome> {
     if (this.busy) return { status: 'failed', error: `lane ${this.index} is busy with a ${this.busy}` };
     if (ctx.signal.aborted) return abortedOutcome(new WorkAborted(ctx.signal.reason));
     this.busy = 'job';
+    let step: number | undefined;
     try {
-      const out = await this.guarded(ctx.signal, (chrome, watchPage) => {
+      const out = await this.guarded(ctx.signal, async (chrome, watchPage) => {
         if (job.kind === 'sleep') return runSleep(job.spec, ctx.signal, this.index);
-        return this.onFreshPage(chrome.browser, watchPage, async (page) => {
-          const work = { page, deadline: ctx.deadline };
-          return job.kind === 'fetch' ? runFetch(work, job.spec) : runMacro(work, job.spec);
-        });
+        const work = await this.workOn(chrome, watchPage, (w) => (this.jobWork = w));
+        const pageWork = { ...this.pageWork(work.page, ctx.deadline), onStep: (n: number) => (step = n) };
+        return job.kind === 'fetch' ? runFetch(pageWork, job.spec) : runMacro(pageWork, job.spec);
       });
       return { status: 'succeeded', result: out.result, ...(out.assets.length ? { assets: out.assets } : {}) };
     } catch (err) {
       if (err instanceof WorkAborted) return abortedOutcome(err);
       if (Date.now() >= ctx.deadline) return { status: 'failed', error: 'timeout' };
-      return { status: 'failed', error: messageOf(err) };
+      const failedStep = err instanceof StepFailed ? err.step : job.kind === 'macro' ? step : undefined;
+      const shot = await this.failureShot();
+      return { status: 'failed', error: messageOf(err), ...(failedStep !== undefined ? { result: { failed_step: failedStep } } : {}), ...(shot ? { assets: [shot] } : {}) };
     } finally {
-      await this.closeJobPage();
+      const work = this.jobWork;
+      this.jobWork = undefined;
+      this.showPage(null);
+      if (work) await this.closeWorkContext(work);
       this.busy = undefined;
+      if (work) this.afterWork();
     }
   }
 
-  /** Opens the job's page, shows it in the live view, and closes popups it spawned. */
-  private async onFreshPage(browser: Browser, watchPage: (p: Page) => void, run: (page: Page) => Promise<RunnerOutput>): Promise<RunnerOutput> {
-    const page = await browser.newPage();
-    this.jobPage = page;
-    preparePage(page);
-    watchPage(page);
-    this.showPage(page);
-    return run(page);
+  /** A fresh context for a job or session: its page prepared, watched and shown in the live view. */
+  private async workOn(chrome: RunningChrome, watchPage: (p: Page) => void, keep: (w: WorkContext) => void): Promise<WorkContext> {
+    const work = await this.newWorkContext(chrome);
+    keep(work);
+    preparePage(work.page);
+    watchPage(work.page);
+    this.showPage(work.page);
+    return work;
   }
 
-  private async closeJobPage(): Promise<void> {
-    const page = this.jobPage;
-    this.jobPage = undefined;
-    this.showPage(null);
-    if (page) await this.closePage(page);
+  /** What runners drive: the page, the deadline, and a goto that checks the egress policy first. */
+  private pageWork(page: Page, deadline: number): PageWork {
+    return { page, deadline, goto: (url, options) => guardedGoto(this.egress, page, url, options) };
+  }
+
+  /** The failed job's page as `failure.png`, if it can still be photographed quickly. */
+  private async failureShot() {
+    const page = this.jobWork?.page;
+    if (!page || !this.isUsable(page)) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const shot = page.screenshot({ type: 'png' }).then((bytes) => pngAsset('failure.png', bytes), () => undefined);
+    const out = await Promise.race([shot, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), FAILURE_SHOT_MS)))]);
+    clearTimeout(timer);
+    return out;
   }
 
   async openSession(sessionId: string): Promise<void> {
@@ -80,16 +105,11 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     }
   }
 
-  /** The session keeps one page; after a Chrome crash the next command gets a new, blank one. */
+  /** The session keeps one context and page; after a Chrome crash the next command gets new, blank ones. */
   private sessionPageReady(signal: AbortSignal): Promise<Page> {
     return this.guarded(signal, async (chrome, watchPage) => {
-      if (this.sessionPage && this.isUsable(this.sessionPage, chrome)) return this.sessionPage;
-      const page = await chrome.browser.newPage();
-      preparePage(page);
-      watchPage(page);
-      this.sessionPage = page;
-      this.showPage(page);
-      return page;
+      if (this.sessionWork && this.isUsable(this.sessionWork.page, chrome)) return this.sessionWork.page;
+      return (await this.workOn(chrome, watchPage, (w) => (this.sessionWork = w))).page;
     });
   }
 
@@ -100,29 +120,37 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
       const page = await this.sessionPageReady(signal);
       return await this.guarded(signal, (_chrome, watchPage) => {
         watchPage(page);
-        return runSessionCommand({ page, deadline: Date.now() + SESSION_COMMAND_MS }, command);
+        return runSessionCommand(this.pageWork(page, Date.now() + SESSION_COMMAND_MS), command);
       });
     } catch (err) {
-      if (err instanceof WorkAborted || err instanceof ChromeCrashed) throw err;
+      if (err instanceof WorkAborted || err instanceof ChromeCrashed || err instanceof UrlDenied) throw err;
       throw new Error(`${command.op}: ${messageOf(err)}`);
     }
   }
 
   async closeSession(): Promise<void> {
-    const page = this.sessionPage;
-    this.sessionPage = undefined;
+    const work = this.sessionWork;
+    this.sessionWork = undefined;
     this.sessionId = undefined;
     this.showPage(null);
-    if (page) await this.closePage(page);
+    if (work) await this.closeWorkContext(work);
     if (this.busy === 'session') this.busy = undefined;
+    this.afterWork(); // a session counts like a job towards recycling, used or not
   }
 
   override async stop(): Promise<void> {
     this.showPage(null);
-    this.sessionPage = undefined;
-    this.jobPage = undefined;
+    this.sessionWork = undefined;
+    this.jobWork = undefined;
     await super.stop();
   }
+}
+
+/** Checks the URL (and what its name resolves to) before the browser makes any connection. */
+async function guardedGoto(egress: EgressGuard, page: Page, url: string, options: GoToOptions) {
+  const verdict = await egress.checkUrl(url);
+  if (!verdict.allowed) throw new UrlDenied(url, verdict.rule);
+  return page.goto(url, options);
 }
 
 function abortedOutcome(err: WorkAborted): JobOutcome {
@@ -153,6 +181,10 @@ export interface ChromePoolOptions {
   novncBase?: string;
   hangTimeoutMs?: number;
   log?: ChromeLaneOptions['log'];
+  /** Shared by every lane of the worker (the hub's rules arrive in `welcome`). */
+  egress?: EgressGuard;
+  recycleJobs?: number;
+  maxRssMb?: number;
 }
 
 export function laneViewUrl(index: number, o: Pick<ChromePoolOptions, 'viewBase' | 'novncBase'>): string | null {
@@ -163,14 +195,22 @@ export function laneViewUrl(index: number, o: Pick<ChromePoolOptions, 'viewBase'
 
 export interface ChromeLanePool extends LanePool {
   readonly lanes: readonly ChromeLane[];
+  readonly egress: EgressGuard;
 }
 
 export function chromePool(o: ChromePoolOptions): ChromeLanePool {
   const count = o.singleChrome ? 1 : o.lanes;
-  const lanes = Array.from({ length: count }, (_, index) => new ChromeLane({ index, chromePath: o.chromePath, viewUrl: laneViewUrl(index, o), hangTimeoutMs: o.hangTimeoutMs, log: o.log }));
+  const egress = o.egress ?? new EgressGuard();
+  const lanes = Array.from({ length: count }, (_, index) => new ChromeLane({ index, chromePath: o.chromePath, viewUrl: laneViewUrl(index, o), hangTimeoutMs: o.hangTimeoutMs, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb }));
   return {
     lanes,
     singleChrome: o.singleChrome,
+    egress,
+    recycles() {
+      const sum = { jobs: 0, rss: 0, crash: 0 };
+      for (const l of lanes) for (const [k, v] of Object.entries(l.recycles)) sum[k as keyof typeof sum] += v;
+      return sum;
+    },
     async start() {
       // Lanes start together; if one cannot, none are left running.
       const started = await Promise.allSettled(lanes.map((l) => l.start()));

@@ -17,14 +17,22 @@ export interface RunningChrome {
   killedBecause?: string;
 }
 
-export async function launchChrome(executablePath: string, o: { launchTimeoutMs?: number } = {}): Promise<RunningChrome> {
+/**
+ * Every request through the lane's egress proxy, loopback included (Chrome bypasses proxies for
+ * loopback unless told `<-loopback>`); WebRTC may not send UDP around it.
+ */
+export function proxyArgs(proxyPort: number): string[] {
+  return [`--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+}
+
+export async function launchChrome(executablePath: string, o: { launchTimeoutMs?: number; proxyPort?: number } = {}): Promise<RunningChrome> {
   const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-lane-'));
   let browser: Browser;
   try {
     browser = await puppeteer.launch({
       executablePath,
       headless: true,
-      args: [...CHROME_ARGS],
+      args: [...CHROME_ARGS, ...(o.proxyPort ? proxyArgs(o.proxyPort) : [])],
       userDataDir,
       timeout: o.launchTimeoutMs ?? 30_000,
       // Over a pipe Chrome exits with the agent, even on a hard crash: no orphan browsers on a worker.

@@ -2,6 +2,8 @@
 // live-view server (its port goes into every lane's view URL), build the pool.
 // `worker-agent/src/chrome-worker-pool.ts` can delegate to this as it stands.
 import fs from 'node:fs';
+import { ownAddressRules } from '../../../hub-core/src/domain/url-policy.ts';
+import { EgressGuard } from '../egress/egress-guard.ts';
 import type { LanePool } from '../lanes/lane.ts';
 import { startLiveView } from '../live-view/live-view-server.ts';
 import type { ViewKeyring } from '../live-view/view-access.ts';
@@ -25,6 +27,24 @@ export interface ChromeWorkerLanesOptions {
   /** Live-view port (default 0: any free port; the URLs reach the hub in `hello`). */
   viewPort?: number;
   log?: LaneLog;
+  /** The hub this worker links to: its address is denied to jobs. */
+  hubUrl?: string;
+  recycleJobs?: number;
+  maxRssMb?: number;
+}
+
+/** The worker's own addresses, denied to its jobs: the hub it links to and its live-view server. */
+function ownRules(o: ChromeWorkerLanesOptions, view: { baseUrl: string } | undefined): string[] {
+  const rules: string[] = [];
+  if (o.hubUrl) {
+    const hub = new URL(o.hubUrl);
+    rules.push(`${hub.hostname}:${hub.port === '' ? (hub.protocol === 'https:' ? 443 : 80) : hub.port}`);
+  }
+  if (view) {
+    const port = Number(new URL(view.baseUrl).port);
+    rules.push(...ownAddressRules('0.0.0.0', port), `${o.lanIp}:${port}`);
+  }
+  return rules;
 }
 
 export class ChromeNotFoundError extends Error {}
@@ -38,7 +58,8 @@ export async function chromeWorkerLanes(o: ChromeWorkerLanesOptions): Promise<{ 
   let lanes: readonly ChromeLane[] = [];
   // With a noVNC base the operator watches real screens; no screencast server is needed.
   const view = o.novncBase ? undefined : await startLiveViewOn(o, () => lanes);
-  const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log });
+  const egress = new EgressGuard(ownRules(o, view));
+  const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb });
   lanes = pool.lanes;
   o.log?.info({ chrome: chromePath, lanes: lanes.length, view: view?.baseUrl ?? o.novncBase }, 'chrome lanes ready to start');
   return { pool, stopExtras: async () => view?.stop() };

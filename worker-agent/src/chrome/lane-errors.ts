@@ -18,6 +18,16 @@ export class ChromeCrashed extends Error {
   }
 }
 
+/** A navigation of the work's main frame that the egress policy refused. */
+export class UrlDenied extends Error {
+  constructor(
+    readonly url: string,
+    readonly rule: string,
+  ) {
+    super(`url denied: ${url} (${rule})`);
+  }
+}
+
 /** The errors puppeteer raises when its target or connection goes away under it, however deeply wrapped. */
 export function isConnectionLoss(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {

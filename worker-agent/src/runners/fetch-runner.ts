@@ -1,6 +1,6 @@
 // `fetch` {url, wait_until?, screenshot?}: load one URL and report what came back.
 import type { FetchSpec } from '../../../hub-core/src/domain/job-spec.ts';
-import { msUntil, pngAsset, type PageWork, type RunnerOutput } from './page-job.ts';
+import { gotoPage, msUntil, pngAsset, type PageWork, type RunnerOutput } from './page-job.ts';
 
 export interface FetchResult {
   status_code: number | null;
@@ -9,9 +9,10 @@ export interface FetchResult {
   html_bytes: number;
 }
 
-export async function runFetch({ page, deadline }: PageWork, spec: FetchSpec): Promise<RunnerOutput> {
+export async function runFetch(work: PageWork, spec: FetchSpec): Promise<RunnerOutput> {
+  const { page, deadline } = work;
   // null response: same-document navigation (a #hash) or a page that never answered with HTTP.
-  const response = await page.goto(spec.url, { waitUntil: spec.wait_until ?? 'load', timeout: msUntil(deadline) });
+  const response = await gotoPage(work, spec.url, { waitUntil: spec.wait_until ?? 'load', timeout: msUntil(deadline) });
   const html = await page.content();
   const result: FetchResult = {
     status_code: response ? response.status() : null,

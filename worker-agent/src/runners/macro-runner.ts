@@ -13,6 +13,7 @@ export async function runMacro(work: PageWork, spec: MacroSpec): Promise<RunnerO
   const assets: RunnerOutput['assets'] = [];
   for (const [i, step] of spec.steps.entries()) {
     let out;
+    work.onStep?.(i + 1);
     try {
       out = await runStep(work, step, i + 1);
     } catch (err) {

@@ -1,7 +1,8 @@
 // One macro op on a page. Shared by `macro` jobs and session commands so both behave alike.
 import type { MacroStep } from '../../../hub-core/src/domain/job-spec.ts';
 import type { Asset } from '../../../hub-core/src/protocol.ts';
-import { msUntil, pngAsset, type PageWork } from './page-job.ts';
+import { UrlDenied } from '../chrome/lane-errors.ts';
+import { gotoPage, msUntil, pngAsset, type PageWork } from './page-job.ts';
 
 export interface StepOutput {
   /** Present for ops that produce a value (extract, eval): stored under `name`. */
@@ -13,11 +14,12 @@ export interface StepOutput {
 }
 
 /** `stepNumber` is 1-based; it names unnamed screenshots (`screenshot-3.png`). */
-export async function runStep({ page, deadline }: PageWork, step: MacroStep, stepNumber: number): Promise<StepOutput> {
+export async function runStep(work: PageWork, step: MacroStep, stepNumber: number): Promise<StepOutput> {
+  const { page, deadline } = work;
   const timeout = msUntil(deadline);
   switch (step.op) {
     case 'goto': {
-      const response = await page.goto(step.url, { waitUntil: step.wait_until ?? 'load', timeout });
+      const response = await gotoPage(work, step.url, { waitUntil: step.wait_until ?? 'load', timeout });
       return { navigation: { status_code: response ? response.status() : null, final_url: page.url() } };
     }
     case 'click':
@@ -75,8 +77,20 @@ function jsonValue(value: unknown): unknown {
   }
 }
 
-/** The failure text the job reports: which step, which op, why. */
-export function stepFailure(stepNumber: number, step: { op: string }, err: unknown): Error {
+/** A macro step that failed: its number travels as the job's `failed_step`. */
+export class StepFailed extends Error {
+  constructor(
+    readonly step: number,
+    message: string,
+    cause: unknown,
+  ) {
+    super(message, { cause });
+  }
+}
+
+/** The failure text the job reports: which step, which op, why (a denied URL reads the same everywhere). */
+export function stepFailure(stepNumber: number, step: { op: string }, err: unknown): StepFailed {
+  if (err instanceof UrlDenied) return new StepFailed(stepNumber, err.message, err);
   const reason = err instanceof Error ? err.message : String(err);
-  return new Error(`step ${stepNumber} (${step.op}): ${reason}`, { cause: err });
+  return new StepFailed(stepNumber, `step ${stepNumber} (${step.op}): ${reason}`, err);
 }

@@ -1,12 +1,20 @@
 // What every runner receives and returns. Runners only drive a page; the lane owns the browser,
 // the abort/crash race and the page's lifetime.
-import type { Page } from 'puppeteer-core';
+import type { GoToOptions, HTTPResponse, Page } from 'puppeteer-core';
 import type { Asset } from '../../../hub-core/src/protocol.ts';
 
 export interface PageWork {
   readonly page: Page;
   /** Epoch ms: puppeteer waits are capped by what is left of the job's deadline. */
   readonly deadline: number;
+  /** Navigate the page; the lane's version checks the egress policy first (default page.goto). */
+  readonly goto?: (url: string, options: GoToOptions) => Promise<HTTPResponse | null>;
+  /** Told the (1-based) number of each macro step as it starts: a failure names it. */
+  readonly onStep?: (step: number) => void;
+}
+
+export function gotoPage(work: PageWork, url: string, options: GoToOptions): Promise<HTTPResponse | null> {
+  return work.goto ? work.goto(url, options) : work.page.goto(url, options);
 }
 
 export interface RunnerOutput {

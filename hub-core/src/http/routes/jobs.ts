@@ -24,6 +24,7 @@ export function jobRoutes(hub: Hub) {
       const body = parseOr400(JobRequest, req.body, 'job');
       const unstorable = findUnstorableText(body.spec, 'spec');
       if (unstorable) throw new PaprikaError('bad_request', [{ path: unstorable.path, message: `${unstorable.reason}: text the job database cannot store` }], 'Invalid job');
+      hub.urls.assertJob(body);
       const rawKey = req.headers['idempotency-key'];
       const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
       const abort = new AbortController();

@@ -47,6 +47,7 @@ export function sessionRoutes(hub: Hub) {
     app.post('/sessions/:id/commands', async (req, reply) => {
       const { id } = parseOr400(SessionId, req.params, 'session id');
       const command = parseOr400(SessionCommand, req.body, 'session command');
+      hub.urls.assertCommand(command);
       return atOwner(req, reply, id, () => hub.sessions.command(id, command));
     });
 
