@@ -1,7 +1,7 @@
 // Chrome lanes on the real Debian Chromium: fetch, macro, crash and hang recovery, deadlines, parallel lanes.
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnableJob } from '../../hub-core/src/domain/job-spec.ts';
@@ -22,15 +22,10 @@ function ctx(ms = 20_000, controller = new AbortController()): JobContext & { co
   return { jobId: `job-${Math.random().toString(36).slice(2)}`, deadline: Date.now() + ms, signal: controller.signal, controller };
 }
 
-function profileDirs(): Set<string> {
-  return new Set(fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('paprika-lane-')));
-}
-
 describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real Chromium', () => {
   let server: http.Server;
   let base: string;
   let pool: ChromeLanePool;
-  let dirsBefore: Set<string>;
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -39,7 +34,6 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    dirsBefore = profileDirs();
     pool = chromePool({ lanes: 2, chromePath: CHROMIUM, singleChrome: false, viewBase: 'http://127.0.0.1:1', hangTimeoutMs: 2000 });
     await pool.start();
   });
@@ -174,9 +168,12 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
 
   it('stopping the pool ends every Chrome and removes its profile', async () => {
     const pids = pool.lanes.map((l) => l.pid!);
+    // This pool's profiles, read from its Chromes' own command lines: other test files running
+    // beside this one make profiles of their own in the same temp folder.
+    const profiles = pids.map((pid) => /--user-data-dir=([^\0]+)/.exec(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1]);
+    expect(profiles.every((p) => p && path.basename(p).startsWith('paprika-lane-'))).toBe(true);
     await pool.stop();
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
-    const left = [...profileDirs()].filter((d) => !dirsBefore.has(d));
-    expect(left).toEqual([]);
+    expect(profiles.filter((p) => fs.existsSync(p!))).toEqual([]);
   });
 });
