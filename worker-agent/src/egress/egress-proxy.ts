@@ -20,6 +20,8 @@ export interface Denial {
   rule: string;
 }
 
+const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export class EgressProxy {
   private server: http.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
@@ -92,19 +94,29 @@ export class EgressProxy {
       return void res.writeHead(403, { 'content-type': 'text/plain', [DENIED_HEADER]: verdict.rule }).end(`url denied: ${url.href} (${verdict.rule})`);
     }
     this.contacted.push(`${verdict.address}:${port}`);
-    const upstream = http.request(
-      { host: verdict.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers: withoutHopByHop(req.headers), setHost: false, agent: this.agent },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.statusMessage, withoutHopByHop(up.headers));
-        up.pipe(res);
-        up.on('error', () => res.destroy());
-      },
-    );
-    upstream.on('error', (err) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`egress proxy: ${err.message}`);
-      else res.destroy();
-    });
-    req.pipe(upstream);
+    const address = verdict.address;
+    const bodiless = BODILESS.has(req.method ?? '') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+    const send = (agent: http.Agent | false) => {
+      const upstream = http.request(
+        { host: address, port, method: req.method, path: `${url.pathname}${url.search}`, headers: withoutHopByHop(req.headers), setHost: false, agent },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.statusMessage, withoutHopByHop(up.headers));
+          up.pipe(res);
+          up.on('error', () => res.destroy());
+        },
+      );
+      upstream.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed as it was reused (Node's server closes idle ones
+        // after 5 s): the request never reached the server, so a bodiless one is sent once more
+        // on a new connection instead of handing the page a 502 it never earned.
+        if (agent && upstream.reusedSocket && err.code === 'ECONNRESET' && !res.headersSent && bodiless) return send(false);
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`egress proxy: ${err.message}`);
+        else res.destroy();
+      });
+      if (bodiless) upstream.end();
+      else req.pipe(upstream);
+    };
+    send(this.agent);
   }
 
   private async tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
