@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../config.ts';
 import { startHub } from '../hub/hub.ts';
+import { startDemoPage } from './demo-page.ts';
 import { WorkerAgent } from '../../../worker-agent/src/agent.ts';
 import { buildPool } from '../../../worker-agent/src/main.ts';
 
@@ -43,17 +44,20 @@ export async function runDemo(argv: string[]): Promise<void> {
   console.log(`  API:      curl -s -XPOST ${hub.url}/jobs -H 'content-type: application/json' -d '{"kind":"sleep","spec":{"ms":500}}'`);
   console.log(`  data dir: ${config.dataDir}`);
 
-  const examples = simulate
+  const page = simulate ? undefined : await startDemoPage();
+  if (page) extras.push(page.stop);
+  const examples = !page
     ? [{ kind: 'sleep', spec: { ms: 300 } }, { kind: 'sleep', spec: { ms: 600 } }, { kind: 'sleep', spec: { ms: 900 } }]
     : [
-        { kind: 'fetch', spec: { url: `${hub.url}/healthz`, screenshot: true } },
-        { kind: 'macro', spec: { steps: [{ op: 'goto', url: `${hub.url}/healthz` }, { op: 'extract', selector: 'body', name: 'health' }] } },
+        { kind: 'fetch', spec: { url: page.url, screenshot: true } },
+        { kind: 'macro', spec: { steps: [{ op: 'goto', url: page.url }, { op: 'type', selector: '#name', text: 'Paprika' }, { op: 'extract', selector: '#typed', name: 'typed' }, { op: 'screenshot' }] } },
         { kind: 'sleep', spec: { ms: 500 } },
       ];
+  if (page) console.log(`  example page: ${page.url}`);
   for (const ex of examples) {
     const res = await fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ex) });
-    const job = (await res.json()) as { id: string; status: string };
-    console.log(`  example ${ex.kind} job ${job.id}: ${job.status}`);
+    const body = (await res.json()) as { id?: string; status?: string; error?: string };
+    console.log(res.ok ? `  example ${ex.kind} job ${body.id}: ${body.status}` : `  example ${ex.kind} job refused (${res.status}): ${body.error}`);
   }
   console.log('Press Ctrl-C to stop.');
 
