@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import puppeteer from 'puppeteer';
+import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { CHROME_ARGS } from '../../worker-agent/src/chrome/chrome-process.ts';
