@@ -4,10 +4,12 @@
 // so a retried POST never makes a second job.
 import { randomUUID } from 'node:crypto';
 
-import type { JobJson, JobStatus, SessionJson } from '../src/wire.ts';
+import type { JobJson, JobPageJson, JobStatus, JobSummaryJson, SessionJson } from '../src/wire.ts';
 
 export type { JobStatus };
 export type Job = JobJson;
+export type JobSummary = JobSummaryJson;
+export type JobPage = JobPageJson;
 export type Session = SessionJson;
 
 export type JobSpec =
@@ -135,11 +137,18 @@ export class PaprikaClient {
     return this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`);
   }
 
-  list(filter: { status?: JobStatus; limit?: number } = {}): Promise<Job[]> {
+  /** The newest jobs as summaries (no spec or result: `get` has them). */
+  list(filter: { status?: JobStatus; limit?: number } = {}): Promise<JobSummary[]> {
+    return this.listPage(filter).then((p) => p.jobs);
+  }
+
+  /** One page of summaries, newest first; pass the page's `next_cursor` as `before` for the next. */
+  listPage(filter: { status?: JobStatus; limit?: number; before?: string } = {}): Promise<JobPage> {
     const q = new URLSearchParams();
     if (filter.status) q.set('status', filter.status);
     if (filter.limit) q.set('limit', String(filter.limit));
-    return this.request<{ jobs: Job[] }>('GET', `/jobs${q.size ? `?${q}` : ''}`).then((r) => r.jobs);
+    if (filter.before) q.set('before', filter.before);
+    return this.request<JobPage>('GET', `/jobs${q.size ? `?${q}` : ''}`);
   }
 
   /** Poll with backoff (50 ms → 1 s) until the job is terminal or `timeout` ms pass. */

@@ -26,6 +26,15 @@ export interface JobJson {
   assets?: string[];
 }
 
+/** A job in a list (GET /jobs) or the console's live feed: no spec, no result, no assets. */
+export type JobSummaryJson = Omit<JobJson, 'spec' | 'result' | 'assets'> & { deadline_at?: string | null };
+
+/** One page of GET /jobs; pass `next_cursor` as `before` for the next (null: no more). */
+export interface JobPageJson {
+  jobs: JobSummaryJson[];
+  next_cursor: string | null;
+}
+
 export interface SessionJson {
   session_id: string;
   worker_id: string;

@@ -4,7 +4,7 @@
 import type { WebSocket } from 'ws';
 import type { Hub } from '../hub/hub.ts';
 import type { JobRow } from '../ports/job-store.ts';
-import { hubJson, jobJson, workerJson } from './json.ts';
+import { hubJson, jobSummaryJson, workerJson } from './json.ts';
 import { HUB_HISTORY_S } from '../ports/registry.ts';
 
 const DEBOUNCE_MS = 250;
@@ -15,7 +15,8 @@ export class AdminEventStream {
   private debounce: NodeJS.Timeout | undefined;
   private periodic: NodeJS.Timeout | undefined;
   private readonly onChange = () => this.schedule();
-  private readonly onJob = (job: JobRow) => this.broadcast({ type: 'job', job: jobJson(job) });
+  // Summaries: every console gets every change, and a full result may be megabytes.
+  private readonly onJob = (job: JobRow) => this.broadcast({ type: 'job', job: jobSummaryJson(job) });
 
   constructor(private readonly hub: Hub) {}
 

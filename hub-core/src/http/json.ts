@@ -1,6 +1,6 @@
 // How hub rows look on the wire: ISO timestamps, the spec's field names.
 import type { FleetWorker } from '../hub/fleet-view.ts';
-import type { JobRow } from '../ports/job-store.ts';
+import type { JobRow, JobSummaryRow } from '../ports/job-store.ts';
 import type { HubRow } from '../ports/registry.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -26,6 +26,26 @@ export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
     finished_at: iso(j.finished_at),
     deadline_at: iso(j.deadline_at),
     ...extra,
+  };
+}
+
+/** A job as lists and the console's live feed carry it: no spec, no result (GET /jobs/:id has them). */
+export function jobSummaryJson(j: JobSummaryRow) {
+  return {
+    id: j.id,
+    kind: j.kind,
+    status: j.status,
+    worker_id: j.worker_id,
+    lane: j.lane,
+    hub_id: j.hub_id,
+    session_id: null,
+    novnc_url: j.novnc_url,
+    error: j.error,
+    attempts: j.attempts,
+    created_at: iso(j.created_at),
+    assigned_at: iso(j.assigned_at),
+    finished_at: iso(j.finished_at),
+    deadline_at: iso(j.deadline_at),
   };
 }
 

@@ -3,6 +3,9 @@
 import type { JobKind, JobStatus } from '../domain/job-spec.ts';
 import type { CredentialStore } from './credential-store.ts';
 
+/** A job as lists show it: everything but the spec and the result. */
+export type JobSummaryRow = Omit<JobRow, 'spec' | 'result'>;
+
 export interface JobRow {
   id: string;
   kind: JobKind;
@@ -81,7 +84,8 @@ export interface JobStore {
   /** Insert and claim at once: the job found a free lane before it was written. */
   insertRunningJob(job: NewJob, claim: Claim): Promise<{ job: JobRow; created: boolean }>;
   getJob(id: string): Promise<JobRow | undefined>;
-  listJobs(filter: { status?: JobStatus; limit: number }): Promise<JobRow[]>;
+  /** One page of summaries, newest first; `before` is the last row of the previous page. */
+  listJobs(filter: { status?: JobStatus; limit: number; before?: { created_at: Date; id: string } }): Promise<JobSummaryRow[]>;
   /** The conditional UPDATE: queued ∧ worker_id IS NULL → running. Undefined when another claimer won. */
   claimQueuedJob(id: string, claim: Claim): Promise<JobRow | undefined>;
   /** Undo a claim whose send failed or that the worker rejected; back to queued, released. */

@@ -1,7 +1,7 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
 import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
-import type { AdminConfig, AdminEvent, HubInfo, Job, LaneViewGrant, StatsResponse, Worker, WorkersResponse } from './types.ts';
+import type { AdminConfig, AdminEvent, HubInfo, Job, JobPage, LaneViewGrant, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -82,11 +82,12 @@ export function createApiClient(opts: ApiClientOptions) {
     resetWorkerCredentials: (id: string) => json<{ worker_id: string; had_credential: boolean }>('POST', `/admin/workers/${encodeURIComponent(id)}/reset-credentials`),
     /** A lane's live view with a short-lived token: the bare view_url opens nothing. */
     laneView: (id: string, lane: number) => json<LaneViewGrant>('POST', `/admin/workers/${encodeURIComponent(id)}/lanes/${lane}/view`),
-    jobs: (q: { status?: string; limit?: number }) => {
+    jobs: (q: { status?: string; limit?: number; before?: string }) => {
       const p = new URLSearchParams();
       if (q.status) p.set('status', q.status);
       p.set('limit', String(q.limit ?? 200));
-      return json<{ jobs: Job[] }>('GET', `/jobs?${p}`);
+      if (q.before) p.set('before', q.before);
+      return json<JobPage>('GET', `/jobs?${p}`);
     },
     job: (id: string) => json<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
     cancelJob: (id: string) => json<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),

@@ -1,9 +1,12 @@
 // The hub's admin API as it travels on the wire (SPEC.md § HTTP API). Worker status names are plain
 // strings on purpose: the list of valid ones comes from GET /admin/config, not from here.
-import type { JobJson } from '../../../hub-core/src/wire.ts';
+import type { JobJson, JobPageJson, JobSummaryJson } from '../../../hub-core/src/wire.ts';
 
 /** A job as the API sends it: one definition with the client SDK. */
 export type Job = JobJson;
+/** A job as the list and the live feed carry it: no spec, no result (the detail fetches them). */
+export type JobSummary = JobSummaryJson;
+export type JobPage = JobPageJson;
 
 export interface AdminConfig {
   hub_id: string;
@@ -82,5 +85,5 @@ export interface StatsResponse {
 
 export type AdminEvent =
   | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; capacity?: Capacity | null; as_of: string; stale: boolean }
-  | { type: 'job'; job: Job }
+  | { type: 'job'; job: JobSummary }
   | { type: 'error'; error: string; details?: unknown };

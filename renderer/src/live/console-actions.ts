@@ -20,7 +20,14 @@ export class ConsoleActions {
   constructor(
     private readonly client: ApiClient,
     private readonly feed: LiveFeed,
-  ) {}
+  ) {
+    // A live delta is a summary: an open job that ends is fetched whole (result, assets).
+    feed.onOpenJobEnded = (id) => void this.openJob(id);
+  }
+
+  loadMoreJobs(): Promise<void> {
+    return this.feed.loadMoreJobs();
+  }
 
   /** Returns what must be confirmed first, or null when the change was sent. */
   requestStatus(workerId: string, status: string): PendingConfirm | null {

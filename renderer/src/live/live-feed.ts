@@ -6,6 +6,7 @@ import type { AdminEvent } from '../api/types.ts';
 import { connectionStore } from '../stores/connection.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { hubsStore } from '../stores/hubs.ts';
+import { JOB_LIST_LIMIT } from '../model/job-list.ts';
 import { jobsStore } from '../stores/jobs.ts';
 
 const POLL_MS = 3000;
@@ -23,6 +24,8 @@ export interface LiveFeedDeps {
   now?: () => number;
 }
 
+const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
+
 export class LiveFeed {
   private ws: WebSocket | null = null;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
@@ -33,6 +36,9 @@ export class LiveFeed {
   private stopped = true;
   private readonly now: () => number;
   private readonly WS: typeof WebSocket;
+
+  /** The job open in the detail pane reached its end (the console actions fetch it whole). */
+  onOpenJobEnded: ((id: string) => void) | undefined;
 
   constructor(private readonly deps: LiveFeedDeps) {
     this.now = deps.now ?? Date.now;
@@ -127,8 +133,11 @@ export class LiveFeed {
       jobsStore.getState().setCounts(msg.counts);
       connectionStore.getState().ok(now, msg.stale);
     } else if (msg.type === 'job') {
+      const before = jobsStore.getState().detail;
       jobsStore.getState().applyJob(msg.job);
       connectionStore.getState().ok(now);
+      // Deltas are summaries: the open job's result arrives with a fetch of the whole job.
+      if (before?.id === msg.job.id && before.status !== msg.job.status && TERMINAL.has(msg.job.status)) this.onOpenJobEnded?.(msg.job.id);
     } else {
       connectionStore.getState().failed(now, `hub: ${msg.error}`);
     }
@@ -172,18 +181,37 @@ export class LiveFeed {
   async pollJobs(): Promise<void> {
     const status = jobsStore.getState().statusFilter;
     try {
-      const { jobs } = await this.deps.client.jobs({ status: status || undefined });
+      const page = await this.deps.client.jobs({ status: status || undefined, limit: JOB_LIST_LIMIT });
       // Drop an answer for a filter the operator has since changed.
       if (this.stopped) return;
       connectionStore.getState().apiAccepted();
-      if (jobsStore.getState().statusFilter === status) jobsStore.getState().setList(jobs, this.now());
+      if (jobsStore.getState().statusFilter === status) jobsStore.getState().setList(page.jobs, this.now(), page.next_cursor);
     } catch (err) {
-      // /jobs sits behind PAPRIKA_API_TOKEN, not the admin token: ask for it, not a lost link.
-      if (err instanceof ApiError && err.unauthorized) {
-        if (!this.stopped) connectionStore.getState().apiRefused(err.message, false);
-      } else this.fail(err);
+      this.listFailed(err);
     }
   }
+
+  /** The next page of the list ("Load more"). */
+  async loadMoreJobs(): Promise<void> {
+    const { statusFilter: status, nextCursor } = jobsStore.getState();
+    if (!nextCursor) return;
+    try {
+      const page = await this.deps.client.jobs({ status: status || undefined, limit: JOB_LIST_LIMIT, before: nextCursor });
+      if (this.stopped || jobsStore.getState().statusFilter !== status || jobsStore.getState().nextCursor !== nextCursor) return;
+      jobsStore.getState().appendPage(page.jobs, page.next_cursor);
+    } catch (err) {
+      this.listFailed(err);
+    }
+  }
+
+  private listFailed(err: unknown): void {
+    if (this.stopped) return;
+    // /jobs sits behind PAPRIKA_API_TOKEN, not the admin token: ask for it, not a lost link.
+    if (err instanceof ApiError && err.unauthorized) return connectionStore.getState().apiRefused(err.message, false);
+    jobsStore.getState().setListError(err instanceof Error ? err.message : String(err));
+    this.fail(err);
+  }
+
 
   private fail(err: unknown): void {
     if (this.stopped) return;

@@ -1,7 +1,7 @@
 // Jobs store: counts by status, the recent list (fetched, then kept current by job deltas),
 // the list's filter, and the job opened in the detail pane with its fetched assets.
 import { createStore } from 'zustand/vanilla';
-import type { Job, JobCounts, StatsResponse } from '../api/types.ts';
+import type { Job, JobCounts, JobSummary, StatsResponse } from '../api/types.ts';
 import { upsertJob } from '../model/job-list.ts';
 
 export interface AssetView {
@@ -13,8 +13,12 @@ export interface AssetView {
 
 export interface JobsState {
   counts: JobCounts;
-  list: Job[];
+  list: JobSummary[];
   listLoadedAt: number | null;
+  /** Where the next page starts (GET /jobs `next_cursor`); null: everything is loaded. */
+  nextCursor: string | null;
+  /** Why the last list load failed; the view says so instead of "No jobs." */
+  listError: string | null;
   statusFilter: string;
   search: string;
   selectedId: string | null;
@@ -23,8 +27,10 @@ export interface JobsState {
   detailError: string | null;
   stats: StatsResponse | null;
   setCounts(counts: JobCounts): void;
-  setList(list: Job[], at: number): void;
-  applyJob(job: Job): void;
+  setList(list: JobSummary[], at: number, nextCursor?: string | null): void;
+  appendPage(list: JobSummary[], nextCursor: string | null): void;
+  setListError(error: string | null): void;
+  applyJob(job: JobSummary): void;
   setFilter(patch: { statusFilter?: string; search?: string }): void;
   select(id: string | null): void;
   setDetail(job: Job | null, error?: string | null): void;
@@ -36,6 +42,8 @@ export const jobsStore = createStore<JobsState>()((set) => ({
   counts: {},
   list: [],
   listLoadedAt: null,
+  nextCursor: null,
+  listError: null,
   statusFilter: '',
   search: '',
   selectedId: null,
@@ -44,12 +52,18 @@ export const jobsStore = createStore<JobsState>()((set) => ({
   detailError: null,
   stats: null,
   setCounts: (counts) => set({ counts }),
-  setList: (list, at) => set({ list, listLoadedAt: at }),
+  setList: (list, at, nextCursor = null) => set({ list, listLoadedAt: at, nextCursor, listError: null }),
+  appendPage: (page, nextCursor) =>
+    set((s) => {
+      const seen = new Set(s.list.map((j) => j.id));
+      return { list: [...s.list, ...page.filter((j) => !seen.has(j.id))], nextCursor, listError: null };
+    }),
+  setListError: (listError) => set({ listError }),
   applyJob: (job) =>
     set((s) => ({
       list: upsertJob(s.list, job),
-      // Keep the detail's assets list: job deltas do not carry it.
-      detail: s.detail?.id === job.id ? { ...s.detail, ...job, assets: job.assets ?? s.detail.assets } : s.detail,
+      // A delta is a summary: the detail keeps its spec, result and assets (refetched when it ends).
+      detail: s.detail?.id === job.id ? { ...s.detail, ...job } : s.detail,
     })),
   setFilter: (patch) => set(patch),
   select: (selectedId) =>

@@ -19,6 +19,8 @@ export function JobsView() {
   const statusFilter = useStore(jobsStore, (s) => s.statusFilter);
   const search = useStore(jobsStore, (s) => s.search);
   const selectedId = useStore(jobsStore, (s) => s.selectedId);
+  const nextCursor = useStore(jobsStore, (s) => s.nextCursor);
+  const listError = useStore(jobsStore, (s) => s.listError);
   const jobStatuses = useStore(connectionStore, (s) => s.config?.job_statuses ?? NONE);
   const apiAuth = useStore(connectionStore, (s) => s.apiAuth);
   const now = useNow();
@@ -65,8 +67,8 @@ export function JobsView() {
             <tbody>
               {rows.length === 0 && (
                 <tr>
-                  <td colSpan={8} className="empty">
-                    No jobs{statusFilter ? ` with status ${statusFilter}` : ''}.
+                  <td colSpan={8} className="empty" data-testid="jobs-empty">
+                    {listError ? `Could not load the jobs: ${listError}` : `No jobs${statusFilter ? ` with status ${statusFilter}` : ''}.`}
                   </td>
                 </tr>
               )}
@@ -90,6 +92,16 @@ export function JobsView() {
               ))}
             </tbody>
           </table>
+          {rows.length > 0 && listError && (
+            <div className="inline-error" data-testid="jobs-load-error">
+              Could not load more jobs: {listError}
+            </div>
+          )}
+          {nextCursor && (
+            <button className="btn small" onClick={() => void actions.loadMoreJobs()} data-testid="jobs-load-more">
+              Load more
+            </button>
+          )}
         </div>
         {selectedId && <JobDetail />}
       </div>

@@ -1,6 +1,6 @@
 import type { JobStatus } from '../../domain/job-spec.ts';
 import { JOB_STATUSES } from '../../domain/job-spec.ts';
-import type { AuditEntry, Claim, Finish, JobRow, JobStore, NewJob, StatsBucket, WorkerStatus } from '../../ports/job-store.ts';
+import type { AuditEntry, Claim, Finish, JobRow, JobStore, JobSummaryRow, NewJob, StatsBucket, WorkerStatus } from '../../ports/job-store.ts';
 import { migrate } from './migrate.ts';
 import { pgClient } from './pg-client.ts';
 import { pgliteClient } from './pglite-client.ts';
@@ -42,8 +42,8 @@ export class SqlJobStore implements JobStore {
     return (await this.db.query<JobRow>(SQL.jobById, [id], 'jobById'))[0];
   }
 
-  listJobs(filter: { status?: JobStatus; limit: number }): Promise<JobRow[]> {
-    return filter.status ? this.db.query<JobRow>(SQL.listJobsByStatus, [filter.status, filter.limit]) : this.db.query<JobRow>(SQL.listJobs, [filter.limit]);
+  listJobs(filter: { status?: JobStatus; limit: number; before?: { created_at: Date; id: string } }): Promise<JobSummaryRow[]> {
+    return this.db.query<JobSummaryRow>(SQL.listJobs, [filter.status ?? null, filter.before?.created_at ?? null, filter.before?.id ?? null, filter.limit], 'listJobs');
   }
 
   async claimQueuedJob(id: string, c: Claim): Promise<JobRow | undefined> {

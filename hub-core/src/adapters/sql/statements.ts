@@ -4,6 +4,10 @@
 const COLUMNS = `id, kind, spec, status, worker_id, lane, hub_id, session_id, novnc_url, error, result,
   attempts, created_at, assigned_at, finished_at, deadline_at, released_at, idempotency_key`;
 
+/** What a list shows: no spec, no result (a result may be megabytes; GET /jobs/:id has it). */
+const SUMMARY_COLUMNS = `id, kind, status, worker_id, lane, hub_id, session_id, novnc_url, error, attempts,
+  created_at, assigned_at, finished_at, deadline_at, released_at, idempotency_key`;
+
 export const SQL = {
   insertJob: `
     INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at)
@@ -24,9 +28,13 @@ export const SQL = {
 
   jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,
 
-  listJobs: `SELECT ${COLUMNS} FROM jobs ORDER BY created_at DESC LIMIT $1`,
-
-  listJobsByStatus: `SELECT ${COLUMNS} FROM jobs WHERE status = $1 ORDER BY created_at DESC LIMIT $2`,
+  /** Newest first, one page: $1 status or null, $2/$3 the cursor (the last row seen) or nulls, $4 the page size. */
+  listJobs: `
+    SELECT ${SUMMARY_COLUMNS} FROM jobs
+     WHERE ($1::text IS NULL OR status = $1::text)
+       AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+     ORDER BY created_at DESC, id DESC
+     LIMIT $4`,
 
   /** Guards 1 and 2 of the seed: conditional UPDATE, and worker_id IS NULL. */
   claimQueuedJob: `
