@@ -5,30 +5,6 @@ import type { HubRow } from '../ports/registry.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
-  return {
-    id: j.id,
-    kind: j.kind,
-    spec: j.spec,
-    status: j.status,
-    worker_id: j.worker_id,
-    lane: j.lane,
-    hub_id: j.hub_id,
-    // The column holds the run's assignment id, which is what a worker presents to report on
-    // the job: it never leaves the hub. Kept as null so clients that read the key still parse.
-    session_id: null,
-    novnc_url: j.novnc_url,
-    error: j.error,
-    result: j.result,
-    attempts: j.attempts,
-    created_at: iso(j.created_at),
-    assigned_at: iso(j.assigned_at),
-    finished_at: iso(j.finished_at),
-    deadline_at: iso(j.deadline_at),
-    ...extra,
-  };
-}
-
 /** A job as lists and the console's live feed carry it: no spec, no result (GET /jobs/:id has them). */
 export function jobSummaryJson(j: JobSummaryRow) {
   return {
@@ -38,6 +14,8 @@ export function jobSummaryJson(j: JobSummaryRow) {
     worker_id: j.worker_id,
     lane: j.lane,
     hub_id: j.hub_id,
+    // The column holds the run's assignment id, which is what a worker presents to report on
+    // the job: it never leaves the hub. Kept as null so clients that read the key still parse.
     session_id: null,
     novnc_url: j.novnc_url,
     error: j.error,
@@ -47,6 +25,11 @@ export function jobSummaryJson(j: JobSummaryRow) {
     finished_at: iso(j.finished_at),
     deadline_at: iso(j.deadline_at),
   };
+}
+
+/** A job whole: the summary plus its spec and result (and what the caller adds, e.g. assets). */
+export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
+  return { ...jobSummaryJson(j), spec: j.spec, result: j.result, ...extra };
 }
 
 export function workerJson(w: FleetWorker) {
