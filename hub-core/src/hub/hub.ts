@@ -8,9 +8,11 @@ import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
-import { openJobStore } from '../adapters/sql/sql-job-store.ts';
+import { SqlAssetStore } from '../adapters/sql/sql-asset-store.ts';
+import { openJobStore, SqlJobStore } from '../adapters/sql/sql-job-store.ts';
 import { freePort } from '../http/free-port.ts';
 import { buildHttpServer, type HttpServer } from '../http/server.ts';
+import { assetRetentionLoop } from '../loops/asset-retention-loop.ts';
 import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
 import { reconcileLoop } from '../loops/reconcile-loop.ts';
@@ -117,7 +119,7 @@ export class Hub {
     await failLeftoversIfAlone(this);
     this.http = await buildHttpServer(this, { consoleDir });
     const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
-    this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
+    this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop(), assetRetentionLoop({ config: this.config, assets: this.assets, clock: this.clock, log: this.log })];
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
@@ -161,6 +163,16 @@ function unreachable(variable: string, what: string, url: string, err: unknown):
   return new ConfigError(variable, `cannot reach ${what} at ${where}: ${err instanceof Error ? err.message : String(err)}`);
 }
 
+/**
+ * Where assets live (README § Where assets live): S3 when set; with DATABASE_URL the shared
+ * database, so every hub serves every job's assets; files only in the embedded mode.
+ */
+function chooseAssetStore(config: Config, store: JobStore, clock: Clock): AssetStore {
+  if (config.s3) return new S3AssetStore(config.s3);
+  if (config.databaseUrl && store instanceof SqlJobStore) return new SqlAssetStore(store.db, clock);
+  return new FileAssetStore(path.join(config.dataDir, 'assets'), clock);
+}
+
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
   // Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port.
@@ -183,7 +195,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
     if (!opts.store) await store.close();
     throw err;
   }
-  const assets = opts.assets ?? (config.s3 ? new S3AssetStore(config.s3) : new FileAssetStore(path.join(config.dataDir, 'assets')));
+  const assets = opts.assets ?? chooseAssetStore(config, store, clock);
   const hub = new Hub(config, store, registry, assets, clock, opts.random ?? mathRandom, log, { store: !opts.store, registry: !opts.registry });
   try {
     await hub.start(opts.consoleDir);

@@ -29,7 +29,12 @@ export class JobReports {
       return;
     }
     // Assets only for a run still open: a repeated result of a finished run stores nothing.
-    if (hold?.assignmentId === msg.assignment_id || row?.status === 'running') for (const a of msg.assets ?? []) await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64'));
+    if (hold?.assignmentId === msg.assignment_id || row?.status === 'running') {
+      for (const a of msg.assets ?? []) {
+        // A lost asset must not lose the result: a put that throws would leave it unacked, sent again forever.
+        await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64')).catch((err: unknown) => log.warn({ job_id: msg.job_id, asset: a.name, err: String(err) }, 'asset not stored'));
+      }
+    }
     const finished = await store.finishJob(msg.job_id, {
       assignmentId: msg.assignment_id,
       workerId: link.worker_id,
