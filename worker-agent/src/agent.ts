@@ -152,6 +152,7 @@ export class WorkerAgent {
       sessions: this.runner.heldSessions(),
       results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
       fresh: !this.welcomed,
+      kinds: [...this.o.pool.kinds],
       cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct,
       proof: linkProof(this.verifier!, nonce, this.workerId!),
     });

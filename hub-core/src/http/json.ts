@@ -49,6 +49,7 @@ export function workerJson(w: FleetWorker) {
     lan_ip: w.lan_ip,
     hostname: w.hostname,
     lanes: w.lanes.map((l) => ({ index: l.index, view_url: l.view_url, busy: l.busy, job_id: l.job_id })),
+    kinds: w.kinds ?? null,
   };
 }
 

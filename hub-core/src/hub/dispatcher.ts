@@ -44,10 +44,11 @@ export class Dispatcher {
 
   /**
    * Pick a worker and hold one of its lanes for `jobId` (synchronously: no pick can race it).
-   * `spec` is what runs (a rerun's resolved spec), so its `timeout_s` sets the deadline.
+   * `runnable` is what runs (a rerun's resolved kind and spec): its kind picks the worker, its `timeout_s` sets the deadline.
    */
-  private reserve(jobId: string, spec: { timeout_s?: number }): Reservation | undefined {
-    const link = this.fleet.pick();
+  private reserve(jobId: string, runnable: RunnableJob): Reservation | undefined {
+    const spec: { timeout_s?: number } = runnable.spec;
+    const link = this.fleet.pick(runnable.kind);
     if (!link) return undefined;
     const assignmentId = randomUUID();
     const lane = link.reserve({ kind: 'job', id: jobId, assignmentId });
@@ -90,7 +91,7 @@ export class Dispatcher {
       if (failed) this.events.jobChanged(failed);
       return { kind: 'failed', job: failed };
     }
-    const r = this.reserve(job.id, runnable.spec);
+    const r = this.reserve(job.id, runnable);
     if (!r) return { kind: 'no_lane' };
     let claimed: JobRow | undefined;
     try {
@@ -113,7 +114,7 @@ export class Dispatcher {
   async submit(req: JobRequest, job: NewJob): Promise<{ job: JobRow; created: boolean; outcome: AssignOutcome | undefined }> {
     const spec = req.spec as Record<string, unknown>;
     const runnable = await this.resolve(req.kind, spec);
-    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable.spec);
+    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable);
     if (!r) {
       const inserted = await this.store.insertJob(job);
       return { ...inserted, outcome: undefined };

@@ -138,7 +138,7 @@ export class LinkService {
     const old = fleet.get(msg.worker_id);
     if (old && old.socket !== socket) old.superseded = true;
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
-    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
+    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, msg.kinds ?? null, status, clock.now());
     link.report(msg);
     created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s

@@ -3,7 +3,7 @@
 // redrive loop.
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
-import { freeLanes, pickWorker } from '../domain/pick-worker.ts';
+import { freeLanes, pickWorker, type WorkKind } from '../domain/pick-worker.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Random } from '../ports/random.ts';
 import type { WorkerLink } from './worker-link.ts';
@@ -55,18 +55,19 @@ export class LocalFleet extends EventEmitter {
     return true;
   }
 
-  private pickConfig() {
-    return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now() };
+  private pickConfig(kind?: WorkKind) {
+    return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now(), kind };
   }
 
-  /** `skip`: worker ids this caller already tried (a session that one of them refused). */
-  pick(skip?: ReadonlySet<string>): WorkerLink | undefined {
+  /** A worker for `kind` of work; `skip`: worker ids this caller already tried (a session that one of them refused). */
+  pick(kind: WorkKind, skip?: ReadonlySet<string>): WorkerLink | undefined {
     const list = skip?.size ? this.list.filter((l) => !skip.has(l.worker_id)) : this.list;
-    return pickWorker(list, this.pickConfig(), this.random);
+    return pickWorker(list, this.pickConfig(kind), this.random);
   }
 
-  freeLanes(): number {
-    return freeLanes(this.list, this.pickConfig());
+  /** Free lanes for `kind` of work (unset: any work). */
+  freeLanes(kind?: WorkKind): number {
+    return freeLanes(this.list, this.pickConfig(kind));
   }
 
   capacity(): { in_flight: number; capacity: number } {

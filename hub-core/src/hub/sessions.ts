@@ -57,7 +57,7 @@ export class SessionService {
     const until = this.clock.now() + this.config.assignWaitS * 1000;
     const refused = new Set<string>();
     for (;;) {
-      const link = this.fleet.pick(refused);
+      const link = this.fleet.pick('session', refused);
       const lane = link?.reserve({ kind: 'session', id: sessionId, assignmentId: null });
       if (link && lane !== undefined) {
         const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));

@@ -43,6 +43,8 @@ export class WorkerLink implements SchedulableWorker {
     readonly socket: LinkSocket,
     readonly capabilities: Capabilities,
     readonly meta: { lanIp: string; hostname: string; hubId: string },
+    /** The work its lanes run (hello's `kinds`); null: not declared, taken as any. */
+    readonly kinds: readonly string[] | null,
     status: string,
     now: number,
   ) {
@@ -147,6 +149,7 @@ export class WorkerLink implements SchedulableWorker {
       version: this.capabilities.version,
       platform: this.capabilities.platform,
       lanes: this.lanes(),
+      kinds: this.kinds ? [...this.kinds] : null,
     };
   }
 }

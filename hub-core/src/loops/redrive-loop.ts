@@ -36,7 +36,8 @@ export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFl
           assigned++;
           metrics.redriveAssigned.inc();
         }
-        if (outcome.kind === 'no_lane') break;
+        // No free lane runs this one (its kind): the next job may fit.
+        if (outcome.kind === 'no_lane') continue;
         free = fleet.freeLanes();
       }
       if (assigned > 0) log.info({ assigned, considered: rows.length }, 'redrive assigned queued jobs');

@@ -21,6 +21,8 @@ export interface WorkerSnapshot {
   version: string;
   platform: string;
   lanes: LaneState[];
+  /** The work its lanes run, from hello; null: not declared (any). */
+  kinds?: string[] | null;
 }
 
 export interface HubInfo {

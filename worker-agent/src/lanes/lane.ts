@@ -2,6 +2,7 @@
 // load and fault tests) or a Chrome lane driven by puppeteer. The agent owns the link, the
 // bookkeeping and the deadlines; a lane only runs one job or one session at a time.
 import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
+import type { WorkKind } from '../../../hub-core/src/domain/pick-worker.ts';
 import type { Asset, LaneRecycles, UrlPolicyLists } from '../../../hub-core/src/protocol.ts';
 
 export interface JobContext {
@@ -37,6 +38,8 @@ export interface LanePool {
   readonly lanes: readonly Lane[];
   /** One portable Chrome (Windows): report `novnc_url` alone, max_concurrent 1. */
   readonly singleChrome: boolean;
+  /** The work its lanes run (hello's `kinds`): the hub places nothing else here. */
+  readonly kinds: readonly WorkKind[];
   /** Chrome lanes: the egress policy their proxies enforce (the hub's lists arrive in `welcome`). */
   readonly egress?: { setHubLists(lists: UrlPolicyLists): void };
   /** Chrome lanes: browser restarts since start, by reason (reported in heartbeats). */

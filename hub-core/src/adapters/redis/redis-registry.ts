@@ -51,6 +51,7 @@ function snapshotToHash(w: WorkerSnapshot): Record<string, string> {
     version: w.version,
     platform: w.platform,
     lanes: JSON.stringify(w.lanes),
+    kinds: JSON.stringify(w.kinds ?? null),
   };
 }
 
@@ -80,6 +81,7 @@ function hashToSnapshot(id: string, h: Record<string, string>): WorkerSnapshot |
     version: h.version ?? '',
     platform: h.platform ?? '',
     lanes: parse(h.lanes, []),
+    kinds: parse<string[] | null>(h.kinds, null),
   };
 }
 
