@@ -86,6 +86,8 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
   z.strictObject({ type: z.literal('session_closed'), v, session_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000) }),
+  /** A graceful stop, said before the link closes: every hub shows the worker offline at once, not after WORKER_TTL. */
+  z.strictObject({ type: z.literal('goodbye'), v, reason: z.string().max(200) }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 

@@ -302,7 +302,7 @@ export class WorkerAgent {
   /**
    * Graceful: no new work (assignments are refused as `shutting_down`), running jobs finish
    * (up to graceMs, then they are aborted), their results reach a hub (re-linking if the link
-   * drops meanwhile, up to 5 s more), then the link closes.
+   * drops meanwhile, up to 5 s more), then a goodbye and the link closes.
    */
   async stop(graceMs = 0): Promise<void> {
     await this.runner.drain(graceMs);
@@ -312,6 +312,8 @@ export class WorkerAgent {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.welcomeTimer);
     clearInterval(this.heartbeatTimer);
+    // Said before the close, so every hub shows this worker offline now, not after WORKER_TTL.
+    this.send({ type: 'goodbye', reason: 'stopping' });
     this.ws?.close();
     await this.runner.stop();
     await this.o.pool.stop();

@@ -24,6 +24,8 @@ export interface SchedulableWorker {
    * older agent), taken as any.
    */
   readonly kinds?: readonly string[] | null;
+  /** Set when it said goodbye (a graceful stop): not alive from then on. */
+  readonly left_at_ms?: number | null;
 }
 
 /** What a lane may be asked to run: a job kind (a rerun runs its source's kind), a session, a CDP client. */
@@ -46,7 +48,7 @@ export interface PickConfig {
 export type Exclusion = 'not_alive' | 'drain' | 'standby' | 'inactive' | 'full' | 'no_view_url' | 'not_ready' | 'disk_full' | 'kind_not_supported';
 
 export function excludedBy(w: SchedulableWorker, cfg: PickConfig): Exclusion | undefined {
-  if (cfg.nowMs - w.last_seen_ms > cfg.workerTtlMs) return 'not_alive'; // heartbeat within TTL
+  if (cfg.nowMs - w.last_seen_ms > cfg.workerTtlMs || w.left_at_ms != null) return 'not_alive'; // heartbeat within TTL, no goodbye
   if (w.status !== 'active') return w.status === 'drain' || w.status === 'standby' ? w.status : 'inactive'; // set by an operator
   if (w.in_flight >= w.max_concurrent) return 'full'; // no free lane
   // Workers without a lane URL made jobs fail "no free lane" three times in a row (seed 71ec64da63c5).

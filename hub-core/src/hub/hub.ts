@@ -187,10 +187,10 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let registry = opts.registry;
   try {
     registry ??= config.redisUrl
-      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal }).catch((err) => {
+      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal, forgetS: config.workerForgetS }).catch((err) => {
           throw unreachable('REDIS_URL', 'Redis', config.redisUrl as string, err);
         })
-      : new MemoryRegistry(clock);
+      : new MemoryRegistry(clock, config.workerForgetS);
   } catch (err) {
     if (!opts.store) await store.close();
     throw err;

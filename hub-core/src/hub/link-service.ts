@@ -231,6 +231,14 @@ export class LinkService {
       case 'error':
         this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
         return;
+      case 'goodbye':
+        // Written through at once: other hubs read the registry, and must not count it alive until WORKER_TTL.
+        link.left_at_ms = now;
+        this.d.publisher.mark(link);
+        await this.d.publisher.flush();
+        this.d.log.info({ worker_id: link.worker_id, reason: msg.reason }, 'worker said goodbye');
+        this.d.events.workersChanged();
+        return;
     }
   }
 

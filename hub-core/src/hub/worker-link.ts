@@ -27,6 +27,8 @@ export class WorkerLink implements SchedulableWorker {
   disk_known = false;
   /** A newer link of this worker said hello: whatever this hub sends here is never read. */
   superseded = false;
+  /** When the worker said goodbye (a graceful stop): offline fleet-wide from then on. */
+  left_at_ms: number | null = null;
   cpu_pct = 0;
   mem_pct = 0;
   last_seen_ms: number;
@@ -150,6 +152,7 @@ export class WorkerLink implements SchedulableWorker {
       platform: this.capabilities.platform,
       lanes: this.lanes(),
       kinds: this.kinds ? [...this.kinds] : null,
+      left_at_ms: this.left_at_ms,
     };
   }
 }

@@ -23,6 +23,8 @@ export interface WorkerSnapshot {
   lanes: LaneState[];
   /** The work its lanes run, from hello; null: not declared (any). */
   kinds?: string[] | null;
+  /** Epoch ms of its goodbye (a graceful stop): offline from then on, whatever its last heartbeat. */
+  left_at_ms?: number | null;
 }
 
 export interface HubInfo {
@@ -54,6 +56,8 @@ export interface Registry {
   /** Many at once (one round trip): coalesced heartbeats. */
   publishWorkers(ws: WorkerSnapshot[]): Promise<void>;
   setOwner(workerId: string, hubId: string): Promise<void>;
+  /** Remove a worker from the fleet (its hash, online and owner keys, its index entry); false if it was not there. */
+  forgetWorker(workerId: string): Promise<boolean>;
   getOwner(workerId: string): Promise<string | undefined>;
   /** Compare-and-delete: only the hub that wrote the owner may release it. */
   releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean>;

@@ -5,6 +5,7 @@ import { JOB_STATUSES } from '../../domain/job-spec.ts';
 import { PaprikaError } from '../../errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
+import { forgetOfflineWorker } from '../../hub/forget-worker.ts';
 import { ViewGrants } from '../../hub/view-grants.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
@@ -46,6 +47,12 @@ export function adminRoutes(hub: Hub) {
       const view = await hub.fleetView.read();
       const row = view.workers.find((w) => w.worker_id === id);
       return { ...(row ? workerJson({ ...row, status }) : { worker_id: id, status, alive: false }), applied_by: appliedBy };
+    });
+
+    // Forget an offline worker now (PAPRIKA_WORKER_FORGET_S does it by itself later); 409 while alive.
+    app.delete('/admin/workers/:id', async (req) => {
+      const { id } = parseOr400(WorkerId, req.params, 'worker id');
+      return forgetOfflineWorker(hub, id, actorOf(req));
     });
 
     // The operator's answer to `worker_enrolled`: the id may enroll again (a lost credential
