@@ -46,6 +46,8 @@ export interface Worker {
   version: string | null;
   platform: string | null;
   lanes: Lane[];
+  /** The work its lanes run (null: not declared, any). */
+  kinds?: string[] | null;
 }
 
 export interface WorkersResponse {

@@ -14,6 +14,7 @@ export interface WorkerRowProps {
   odd: boolean;
   onSetStatus(id: string, status: string): void;
   onResetCredentials(id: string): void;
+  onForget(id: string): void;
 }
 
 function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string {
@@ -23,7 +24,7 @@ function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string
   return cfg && age > 2 * cfg.heartbeat_s ? 'hb-late' : '';
 }
 
-export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus, onResetCredentials }: WorkerRowProps) {
+export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus, onResetCredentials, onForget }: WorkerRowProps) {
   const shown = displayStatus(w);
   const warn = diskWarning(w, config);
   const ratio = loadRatio(w);
@@ -61,6 +62,11 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
         <button className="seg-btn reset" onClick={() => onResetCredentials(w.worker_id)} data-testid="reset-credentials" title="Reset credentials: let this worker id enroll again (after a lost credential file or a replaced machine)">
           Reset credentials
         </button>
+        {!w.alive && (
+          <button className="seg-btn reset" onClick={() => onForget(w.worker_id)} data-testid="forget-worker" title="Forget: remove this offline worker from the fleet now (it comes back if it links again)">
+            Forget
+          </button>
+        )}
       </div>
       <div data-testid="worker-alive" className={w.alive ? 'alive' : 'dead'}>
         {w.alive ? 'alive' : 'offline'}
@@ -86,7 +92,10 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
         {ageText(w.last_seen, now)}
       </div>
       <div className="mono dim">{w.version ?? '—'}</div>
-      <div className="dim">{w.platform ?? '—'}</div>
+      <div className="dim" data-testid="worker-kinds" title={w.kinds ? `runs: ${w.kinds.join(', ')}` : 'runs any kind (not declared)'}>
+        {w.platform ?? '—'}
+        {w.kinds ? ` · ${w.kinds.join(', ')}` : ''}
+      </div>
       <LaneLinks workerId={w.worker_id} lanes={w.lanes} />
     </div>
   );

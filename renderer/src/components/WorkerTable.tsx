@@ -23,7 +23,7 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; title?: string }> = [
   { key: 'mem_pct', label: 'Mem' },
   { key: 'last_seen', label: 'Heartbeat', title: 'time since the last heartbeat' },
   { key: 'version', label: 'Version' },
-  { key: 'platform', label: 'Platform' },
+  { key: 'platform', label: 'Platform · kinds', title: 'platform, and the work its lanes run' },
   { key: null, label: 'Lanes', title: 'live views; filled = busy' },
 ];
 
@@ -32,9 +32,10 @@ export interface WorkerTableProps {
   config: AdminConfig | null;
   onSetStatus(id: string, status: string): void;
   onResetCredentials(id: string): void;
+  onForget(id: string): void;
 }
 
-export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus, onResetCredentials }: WorkerTableProps) {
+export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus, onResetCredentials, onForget }: WorkerTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const sort = useStore(fleetStore, (s) => s.sort);
   const pending = useStore(fleetStore, (s) => s.pending);
@@ -80,6 +81,7 @@ export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus
                 odd={item.index % 2 === 1}
                 onSetStatus={onSetStatus}
                 onResetCredentials={onResetCredentials}
+                onForget={onForget}
               />
             );
           })}

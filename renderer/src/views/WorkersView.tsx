@@ -26,6 +26,7 @@ export function WorkersView() {
   const cancel = useCallback(() => setConfirm(null), []);
   const onResetCredentials = useCallback((id: string) => setResetting(id), []);
   const cancelReset = useCallback(() => setResetting(null), []);
+  const onForget = useCallback((id: string) => void actions.forgetWorker(id), [actions]);
 
   return (
     <section className="view view-workers">
@@ -38,7 +39,7 @@ export function WorkersView() {
           </button>
         </div>
       )}
-      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onResetCredentials={onResetCredentials} />
+      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onResetCredentials={onResetCredentials} onForget={onForget} />
       {confirm && (
         <ConfirmDialog
           title={`Set ${confirm.workerId} to ${confirm.status}?`}
