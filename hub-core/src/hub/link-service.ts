@@ -24,6 +24,10 @@ import { WorkerLink, type LinkSocket } from './worker-link.ts';
 const HELLO_TIMEOUT_MS = 10_000;
 /** Close code of a link whose hello did not prove its worker id (the HTTP 401 of links). */
 export const LINK_UNAUTHORIZED = 4401;
+/** Close code of a hello for an id another running agent holds a live link for (the 409 of links). */
+export const LINK_ID_IN_USE = 4409;
+/** How long the current link of an id has to answer a ping before a different agent may take the id over. */
+const LIVE_LINK_PING_MS = 2000;
 
 export interface LinkDeps {
   config: Config;
@@ -50,6 +54,19 @@ function socketOf(ws: WebSocket): LinkSocket {
         ws.send(text, (err) => (err ? reject(err) : resolve()));
       }),
     close: (code, reason) => ws.close(code, reason),
+    answersPing: (ms) =>
+      new Promise((resolve) => {
+        if (ws.readyState !== ws.OPEN) return resolve(false);
+        const done = (alive: boolean) => {
+          clearTimeout(timer);
+          ws.off('pong', onPong);
+          resolve(alive);
+        };
+        const onPong = () => done(true);
+        const timer = setTimeout(() => done(false), ms);
+        ws.on('pong', onPong);
+        ws.ping();
+      }),
     get open() {
       return ws.readyState === ws.OPEN;
     },
@@ -104,6 +121,10 @@ export class LinkService {
                 socket.close(LINK_UNAUTHORIZED, verdict.code);
                 return;
               }
+              if (await this.heldByAnotherAgent(workerId, msg.instance, socket, remote)) {
+                refused = true;
+                return;
+              }
               await this.onHello(socket, msg, (l) => (link = l));
             } catch (err) {
               // Without a welcome the worker would wait forever: close, and it links again with backoff.
@@ -130,6 +151,24 @@ export class LinkService {
     });
   }
 
+  /**
+   * Two agents with one id (two on a host with the same --lan-ip and data dir) knocked each
+   * other off every ~200 ms, forever, saying nothing. A hello from a different agent process
+   * than the current link's is refused while that link answers a ping; the same process
+   * re-linking, or a new one replacing a dead link (no pong), takes over at once as before.
+   */
+  private async heldByAnotherAgent(workerId: string, instance: string | undefined, socket: LinkSocket, remote?: string): Promise<boolean> {
+    const current = this.d.fleet.get(workerId);
+    if (!current || current.socket === socket || current.superseded || current.left_at_ms !== null) return false;
+    if (!instance || !current.instance || current.instance === instance) return false;
+    if (!(await current.socket.answersPing(LIVE_LINK_PING_MS))) return false;
+    const message = `worker id ${workerId} is in use by another running agent (linked from ${current.meta.lanIp || 'another address'}); give each agent on one host its own --worker-id (and --data-dir), or its own --lan-ip`;
+    this.d.log.warn({ worker_id: workerId, remote, current_instance: current.instance, refused_instance: instance }, 'link refused: the worker id is in use by another agent');
+    await socket.send(encode({ type: 'error', message, details: { code: 'worker_id_in_use', worker_id: workerId } })).catch(() => {});
+    socket.close(LINK_ID_IN_USE, 'worker_id_in_use');
+    return true;
+  }
+
   private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>, created: (link: WorkerLink) => void): Promise<WorkerLink> {
     const { config, store, registry, fleet, clock } = this.d;
     const helloAt = new Date(clock.now());
@@ -138,7 +177,7 @@ export class LinkService {
     const old = fleet.get(msg.worker_id);
     if (old && old.socket !== socket) old.superseded = true;
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
-    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, msg.kinds ?? null, status, clock.now());
+    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, msg.kinds ?? null, msg.instance ?? null, status, clock.now());
     link.report(msg);
     created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s

@@ -16,6 +16,8 @@ export interface LaneHold {
 export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
+  /** True when the other end answers a WebSocket ping within ms (a live process, not a half-open socket). */
+  answersPing(ms: number): Promise<boolean>;
   /** False once the socket closes (or starts closing). */
   readonly open: boolean;
 }
@@ -47,6 +49,8 @@ export class WorkerLink implements SchedulableWorker {
     readonly meta: { lanIp: string; hostname: string; hubId: string },
     /** The work its lanes run (hello's `kinds`); null: not declared, taken as any. */
     readonly kinds: readonly string[] | null,
+    /** The agent process behind this link (hello's `instance`); null from an agent that does not say. */
+    readonly instance: string | null,
     status: string,
     now: number,
   ) {
