@@ -2,7 +2,7 @@
 // happen in, paprika:worker:{id}:owner ends as B (the Lua compare-and-delete).
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';

@@ -9,7 +9,7 @@ import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
 import { ENROLLMENT_TTL_S } from '../../hub-core/src/hub/worker-enrollment.ts';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { nextLanIp, spawnWorker, startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { json } from '../harness/http.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';

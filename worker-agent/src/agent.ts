@@ -5,10 +5,7 @@
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { backoffMs } from '../../hub-core/src/domain/jitter.ts';
-import { linkProof, secretVerifier } from '../../hub-core/src/domain/worker-proof.ts';
-import { encode, MAX_FRAME_BYTES, parseHubMessage, type HubMessage, type WorkerMessageBody } from '../../hub-core/src/protocol.ts';
-import { mathRandom, type Random } from '../../hub-core/src/ports/random.ts';
+import { backoffMs, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, type Random, secretVerifier, type WorkerMessageBody } from 'paprika/wire';
 import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';

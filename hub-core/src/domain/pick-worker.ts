@@ -1,6 +1,6 @@
 // The seed's pick_worker(): filter the live, active workers that have a free lane, a view
 // URL and disk to spare; prefer the least loaded, then the largest; break ties at random.
-import type { Random } from '../ports/random.ts';
+import type { Random } from '../wire/random.ts';
 
 /** What the scheduler reads of a worker: its heartbeat values and self-declared capabilities. */
 export interface SchedulableWorker {

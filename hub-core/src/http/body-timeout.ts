@@ -3,7 +3,7 @@
 // early 401 or 413, since the hub drains an unread body to keep the connection usable. Node's
 // own requestTimeout is only checked every 30 s, so this timer is per request.
 import type { FastifyInstance } from 'fastify';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
 
 export function bodyTimeout(app: FastifyInstance, timeoutS: number): void {
   app.addHook('onRequest', async (req, reply) => {

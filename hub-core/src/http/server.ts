@@ -4,10 +4,10 @@
 // group the matched route declares in route-groups.ts.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Hub } from '../hub/hub.ts';
-import { MAX_FRAME_BYTES } from '../protocol.ts';
+import { MAX_FRAME_BYTES } from '../wire/protocol.ts';
 import { AdminEventStream } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { JobRequest, RunnableJob } from '../domain/job-spec.ts';
-import { encode } from '../protocol.ts';
+import type { JobRequest, RunnableJob } from '../wire/job-spec.ts';
+import { encode } from '../wire/protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Claim, JobRow, JobStore, NewJob } from '../ports/job-store.ts';
 import type { HubEvents } from './hub-events.ts';

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { freeLanes } from '../domain/pick-worker.ts';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { FleetViewReader } from './fleet-view.ts';

@@ -19,7 +19,7 @@ import { failLeftoversIfAlone } from '../loops/startup.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
-import { mathRandom, type Random } from '../ports/random.ts';
+import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { FleetViewReader } from './fleet-view.ts';

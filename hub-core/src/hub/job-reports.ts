@@ -2,7 +2,7 @@
 // for runs that are its own: held on this link, or running in the database under this
 // worker's id and the assignment it presents. Anything else gets an error reply and changes
 // nothing (with the worker token alone, a client once finished other workers' jobs).
-import { encode, type WorkerMessage } from '../protocol.ts';
+import { encode, type WorkerMessage } from '../wire/protocol.ts';
 import type { LinkDeps } from './link-service.ts';
 import type { WorkerLink } from './worker-link.ts';
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
-import { encode, parseWorkerMessage, type WorkerMessage } from '../protocol.ts';
+import { encode, parseWorkerMessage, type WorkerMessage } from '../wire/protocol.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
 import { freeLanes, pickWorker } from '../domain/pick-worker.ts';
 import type { Clock } from '../ports/clock.ts';
-import type { Random } from '../ports/random.ts';
+import type { Random } from '../wire/random.ts';
 import type { WorkerLink } from './worker-link.ts';
 
 interface Waiter {

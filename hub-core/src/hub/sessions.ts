@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { SessionCommand } from '../domain/job-spec.ts';
-import { PaprikaError } from '../errors.ts';
-import { encode, type HubMessageBody } from '../protocol.ts';
+import type { SessionCommand } from '../wire/job-spec.ts';
+import { PaprikaError } from '../wire/errors.ts';
+import { encode, type HubMessageBody } from '../wire/protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { HubEvents } from './hub-events.ts';

@@ -3,8 +3,8 @@
 // count, raised the moment a job is sent (seed: "+1 at once"), so that the next pick in the
 // same pass already sees it.
 import type { SchedulableWorker } from '../domain/pick-worker.ts';
-import { newViewKey } from '../domain/view-token.ts';
-import type { Capabilities, LaneState } from '../protocol.ts';
+import { newViewKey } from '../wire/view-token.ts';
+import type { Capabilities, LaneState } from '../wire/protocol.ts';
 import type { WorkerSnapshot } from '../ports/registry.ts';
 
 export interface LaneHold {

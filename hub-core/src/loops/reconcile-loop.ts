@@ -9,7 +9,7 @@ import type { HubEvents } from '../hub/hub-events.ts';
 import type { LocalFleet } from '../hub/local-fleet.ts';
 import type { HubMetrics } from '../hub/metrics.ts';
 import type { WorkerEnrollment } from '../hub/worker-enrollment.ts';
-import { encode } from '../protocol.ts';
+import { encode } from '../wire/protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { PeriodicLoop } from './periodic-loop.ts';

@@ -1,8 +1,8 @@
 // /admin/*: the fleet-wide worker table, drain/standby, the hub registry, stats, config.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { JOB_STATUSES } from '../../domain/job-spec.ts';
-import { PaprikaError } from '../../errors.ts';
+import { JOB_STATUSES } from '../../wire/job-spec.ts';
+import { PaprikaError } from '../../wire/errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { ViewGrants } from '../../hub/view-grants.ts';

@@ -1,9 +1,9 @@
 // /jobs: submit (inline assignment, then queued), read, list, cancel, assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { JOB_STATUSES, JobRequest } from '../../domain/job-spec.ts';
+import { JOB_STATUSES, JobRequest } from '../../wire/job-spec.ts';
 import { findUnstorableText } from '../../domain/storable-text.ts';
-import { PaprikaError } from '../../errors.ts';
+import { PaprikaError } from '../../wire/errors.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { assetHeaders } from '../content-types.ts';

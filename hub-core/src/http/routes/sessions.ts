@@ -2,8 +2,8 @@
 // forwards to the owner found in the registry (one hop), so the client sees the same result.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { SessionCommand } from '../../domain/job-spec.ts';
-import { PaprikaError } from '../../errors.ts';
+import { SessionCommand } from '../../wire/job-spec.ts';
+import { PaprikaError } from '../../wire/errors.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { DEFAULT_SESSION_IDLE_S } from '../../hub/sessions.ts';

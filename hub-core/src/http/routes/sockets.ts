@@ -2,7 +2,7 @@
 // is in the route table like every route's; the handler only takes the socket over.
 import type { FastifyInstance } from 'fastify';
 import type { WebSocketServer } from 'ws';
-import { PaprikaError } from '../../errors.ts';
+import { PaprikaError } from '../../wire/errors.ts';
 import type { Hub } from '../../hub/hub.ts';
 import type { AdminEventStream } from '../admin-events.ts';
 import { pendingUpgrade } from '../upgrades.ts';

@@ -4,9 +4,9 @@
 import { isIPv4 } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { PaprikaError } from '../../errors.ts';
+import { PaprikaError } from '../../wire/errors.ts';
 import type { Hub } from '../../hub/hub.ts';
-import { encode } from '../../protocol.ts';
+import { encode } from '../../wire/protocol.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
