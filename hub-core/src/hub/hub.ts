@@ -25,7 +25,9 @@ import { Dispatcher } from './dispatcher.ts';
 import { FleetViewReader } from './fleet-view.ts';
 import { Forwarder } from './forwarder.ts';
 import { HubEvents } from './hub-events.ts';
+import { JobLedger } from './job-ledger.ts';
 import { JobService } from './job-service.ts';
+import { LaneBook } from './lane-book.ts';
 import { LinkService } from './link-service.ts';
 import { LocalFleet } from './local-fleet.ts';
 import { createMetrics, type HubMetrics } from './metrics.ts';
@@ -57,6 +59,8 @@ export class Hub {
   readonly events = new HubEvents();
   readonly metrics: HubMetrics = createMetrics();
   readonly fleet: LocalFleet;
+  readonly lanes: LaneBook;
+  readonly ledger: JobLedger;
   readonly publisher: RegistryPublisher;
   readonly sessions: SessionService;
   readonly dispatcher: Dispatcher;
@@ -85,15 +89,17 @@ export class Hub {
   ) {
     this.startedAt = clock.now();
     this.fleet = new LocalFleet(config, clock, random);
-    this.publisher = new RegistryPublisher(registry, log);
-    this.sessions = new SessionService(config, this.fleet, registry, clock, log, this.events);
-    this.dispatcher = new Dispatcher(config, store, this.fleet, clock, log, this.events, this.metrics);
-    this.jobs = new JobService(config, store, this.fleet, this.dispatcher, clock, log, this.events, this.metrics);
+    this.lanes = new LaneBook(this.fleet, clock);
+    this.ledger = new JobLedger({ store, lanes: this.lanes, fleet: this.fleet, clock, log, events: this.events, metrics: this.metrics });
+    this.publisher = new RegistryPublisher(registry, log, clock);
+    this.sessions = new SessionService(config, this.lanes, registry, clock, log, this.events);
+    this.dispatcher = new Dispatcher(config, store, this.lanes, this.ledger, clock);
+    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, clock, log);
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
   }
 
@@ -116,7 +122,7 @@ export class Hub {
   async start(consoleDir?: string): Promise<void> {
     await failLeftoversIfAlone(this);
     this.http = await buildHttpServer(this, { consoleDir });
-    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
+    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
     this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
     for (const l of this.loops) l.start();
@@ -135,12 +141,10 @@ export class Hub {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.jobs.stopping = true;
-    this.fleet.laneFreed(this.fleet.waiting); // wake inline waits so they release their jobs now
-    const until = Date.now() + 5000;
-    while (this.jobs.pendingInline > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await this.jobs.drain(5000); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
+    await this.links.stop(); // every close handler ran: owner keys released
     await this.http?.close();
     await this.publisher.stop();
     await this.registry.removeHub(this.config.hubId).catch(() => {});

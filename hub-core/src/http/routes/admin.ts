@@ -31,7 +31,7 @@ export function adminRoutes(hub: Hub) {
       const { id } = parseOr400(WorkerId, req.params, 'worker id');
       const { status } = parseOr400(StatusBody, req.body, 'status change');
       // Durable first: the status outlives the link and this hub (re-read at every hello).
-      await hub.store.setWorkerStatus(id, status, actorOf(req), new Date(hub.clock.now()));
+      await hub.ledger.recordWorkerStatus(id, status, actorOf(req));
       let appliedBy = hub.config.hubId;
       if (!(await hub.links.pushStatus(id, status)) && !req.headers[FORWARDED_HEADER]) {
         const owner = await hub.registry.getOwner(id).catch(() => undefined);

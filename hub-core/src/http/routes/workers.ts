@@ -6,7 +6,6 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { PaprikaError } from '../../wire/errors.ts';
 import type { Hub } from '../../hub/hub.ts';
-import { encode } from '../../wire/protocol.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
@@ -41,11 +40,7 @@ export function workerRoutes(hub: Hub) {
 
     app.post('/internal/jobs/:id/cancel-on-worker', async (req) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const job = await hub.store.getJob(id);
-      const link = job?.worker_id ? hub.fleet.get(job.worker_id) : undefined;
-      if (!link) return { sent: false };
-      await link.socket.send(encode({ type: 'cancel', job_id: id, reason: 'canceled by request' }));
-      return { sent: true };
+      return { sent: await hub.ledger.cancelOnWorker(id) };
     });
   };
 }
