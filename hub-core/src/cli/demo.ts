@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../config.ts';
-import { startHub } from '../hub/hub.ts';
+import { startHub } from '../app/hub.ts';
 import { startDemoPage } from './demo-page.ts';
 import { WorkerAgent } from '../../../worker-agent/src/agent.ts';
 import { buildPool } from '../../../worker-agent/src/main.ts';

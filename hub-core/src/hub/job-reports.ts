@@ -2,12 +2,33 @@
 // for runs that are its own: held on this link, or running in the database under this
 // worker's id and the assignment it presents. Anything else gets an error reply and changes
 // nothing (with the worker token alone, a client once finished other workers' jobs).
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import { encode, type WorkerMessage } from '../protocol.ts';
-import type { LinkDeps } from './link-service.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JobStore } from '../ports/job-store.ts';
+import type { HubEvents } from './hub-events.ts';
+import type { LocalFleet } from './local-fleet.ts';
+import type { HubMetrics } from './metrics.ts';
+import type { RegistryPublisher } from './registry-publisher.ts';
 import type { WorkerLink } from './worker-link.ts';
 
+/** The parts of the link service's dependencies reports use (declared here: link-service.ts imports this file). */
+export interface JobReportDeps {
+  config: Config;
+  store: JobStore;
+  assets: AssetStore;
+  fleet: LocalFleet;
+  publisher: RegistryPublisher;
+  clock: Clock;
+  log: Logger;
+  events: HubEvents;
+  metrics: HubMetrics;
+}
+
 export class JobReports {
-  constructor(private readonly d: LinkDeps) {}
+  constructor(private readonly d: JobReportDeps) {}
 
   async started(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_started' }>): Promise<void> {
     if ((await this.runOf(link, msg.job_id, msg.assignment_id)) === 'not_yours') await this.refuse(link, msg.type, msg.job_id);

@@ -1,9 +1,21 @@
 // Start-up safety (seed, "複数 Hub 起動時の安全策"): jobs left running are failed only when no
 // other hub is alive. A hub cloned from a VM image once failed every job the live hubs were
 // running because its own orchestrator did not know them.
-import type { Hub } from '../hub/hub.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JobStore } from '../ports/job-store.ts';
+import type { Registry } from '../ports/registry.ts';
 
-export async function failLeftoversIfAlone(hub: Hub): Promise<number> {
+export interface StartupDeps {
+  config: Pick<Config, 'hubId' | 'hubTtlS'>;
+  registry: Pick<Registry, 'listHubs'>;
+  store: Pick<JobStore, 'listRunning' | 'failJobIf'>;
+  clock: Clock;
+  log: Logger;
+}
+
+export async function failLeftoversIfAlone(hub: StartupDeps): Promise<number> {
   const now = hub.clock.now();
   let hubs;
   try {
