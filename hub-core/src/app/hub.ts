@@ -119,6 +119,7 @@ export class Hub {
     return {
       config,
       log,
+      clock,
       system: {
         config,
         clock,

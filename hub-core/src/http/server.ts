@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from '../config.ts';
 import { PaprikaError } from '../errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
+import type { Clock } from '../ports/clock.ts';
 import { MAX_FRAME_BYTES } from '../protocol.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
@@ -52,6 +53,7 @@ export interface HttpServer {
 export interface HttpDeps {
   config: Config;
   log: Logger;
+  clock: Clock;
   system: SystemRouteDeps;
   jobs: JobRouteDeps;
   sessions: SessionRouteDeps;
@@ -97,7 +99,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   });
   app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
-  bodyTimeout(app, config.bodyTimeoutS);
+  bodyTimeout(app, config.bodyTimeoutS, deps.clock);
   // A route missing from the table stops the hub at start: no route is open by omission.
   const routes: Array<{ method: string; url: string; group: RouteGroup }> = [];
   app.addHook('onRoute', (route) => {
