@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../hub-core/src/config.ts';
-import { startHub } from '../hub-core/src/hub/hub.ts';
+import { startHub } from '../hub-core/src/app/hub.ts';
 import { startDemoPage } from './demo-page.ts';
 import { WorkerAgent } from '../worker-agent/src/agent.ts';
 import { buildPool } from '../worker-agent/src/main.ts';

@@ -33,7 +33,7 @@ async function hubCommand(argv: string[]): Promise<void> {
   }
   loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler
   // Loaded here, not at the top: `paprika --help` and `nginx-conf` need none of the hub's modules.
-  const { startHub } = await import('../hub-core/src/hub/hub.ts');
+  const { startHub } = await import('../hub-core/src/app/hub.ts');
   // Signals are caught from the start: one that arrives while the hub starts stops it
   // gracefully once it is up. A second one gets Node's default (an immediate exit).
   let hub: Awaited<ReturnType<typeof startHub>> | undefined;

@@ -4,7 +4,7 @@
 // owner key is taken and the welcome sent.
 import type { WorkerMessage } from '../wire/protocol.ts';
 import { encode } from '../wire/protocol.ts';
-import type { LinkDeps } from './link-service.ts';
+import type { LinkDeps } from './link-deps.ts';
 import { WorkerLink, type LinkSocket } from './worker-link.ts';
 
 /** Close code of a link whose hello did not prove its worker id (the HTTP 401 of links). */

@@ -2,7 +2,7 @@
 // and what its link's end changes (sessions gone, owner key released).
 import type { WorkerMessage } from '../wire/protocol.ts';
 import { JobReports } from './job-reports.ts';
-import type { LinkDeps } from './link-service.ts';
+import type { LinkDeps } from './link-deps.ts';
 import type { WorkerLink } from './worker-link.ts';
 
 export class LinkMessages {

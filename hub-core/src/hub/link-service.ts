@@ -3,52 +3,21 @@
 // exception that could take the hub down) and handled one at a time, in order. stop() closes
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { Config } from '../config.ts';
 import { parseWorkerMessage } from '../wire/protocol.ts';
-import type { AssetStore } from '../ports/asset-store.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
-import type { JobStore } from '../ports/job-store.ts';
-import type { Registry } from '../ports/registry.ts';
-import type { HubEvents } from './hub-events.ts';
-import type { JobLedger } from './job-ledger.ts';
-import type { LaneBook } from './lane-book.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
-import type { LocalFleet } from './local-fleet.ts';
-import type { HubMetrics } from './metrics.ts';
-import type { RecycleCounter } from './recycle-counter.ts';
-import type { RegistryPublisher } from './registry-publisher.ts';
-import type { SessionService } from './sessions.ts';
-import type { UrlGuard } from './url-guard.ts';
-import type { WorkerEnrollment } from './worker-enrollment.ts';
+import type { LinkDeps } from './link-deps.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
 export { LINK_UNAUTHORIZED } from './link-handshake.ts';
+export type { LinkDeps } from './link-deps.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
 /** How long stop() waits for links to close before cutting them. */
 const STOP_CLOSE_MS = 2_000;
 
-export interface LinkDeps {
-  config: Config;
-  store: JobStore;
-  registry: Registry;
-  assets: AssetStore;
-  fleet: LocalFleet;
-  lanes: LaneBook;
-  ledger: JobLedger;
-  sessions: SessionService;
-  publisher: RegistryPublisher;
-  enrollment: WorkerEnrollment;
-  clock: Clock;
-  log: Logger;
-  events: HubEvents;
-  metrics: HubMetrics;
-  urls: UrlGuard;
-  recycles: RecycleCounter;
-}
 
 function socketOf(ws: WebSocket): LinkSocket {
   return {

@@ -7,7 +7,15 @@ import type { JobLedger } from '../hub/job-ledger.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 
-export async function failLeftoversIfAlone(d: { config: Config; registry: Registry; ledger: JobLedger; clock: Clock; log: Logger }): Promise<number> {
+export interface StartupDeps {
+  config: Pick<Config, 'hubId' | 'hubTtlS'>;
+  registry: Pick<Registry, 'listHubs'>;
+  ledger: Pick<JobLedger, 'failLeftovers'>;
+  clock: Clock;
+  log: Logger;
+}
+
+export async function failLeftoversIfAlone(d: StartupDeps): Promise<number> {
   let hubs;
   try {
     hubs = await d.registry.listHubs(d.clock.now(), d.config.hubTtlS);

@@ -1,5 +1,7 @@
-// One hub: the adapters chosen by the config, the services, the loops and the HTTP/WS server,
-// with one start and one stop. Tests, the CLI and the Electron app all start hubs this way.
+// The composition root: one hub built from the adapters the config chooses, the services, the
+// loops and the HTTP/WS server, with one start and one stop. Tests, the CLI and the Electron
+// app all start hubs this way. Only this folder knows every part; each part below it (a route
+// group, a loop, a service) receives the few parts it uses, by name.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, isLoopbackBind, loadConfig, type Config } from '../config.ts';
@@ -10,7 +12,7 @@ import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
 import { openJobStore } from '../adapters/sql/sql-job-store.ts';
 import { freePort } from '../http/free-port.ts';
-import { buildHttpServer, type HttpServer } from '../http/server.ts';
+import { buildHttpServer, type HttpDeps, type HttpServer } from '../http/server.ts';
 import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
 import { reconcileLoop } from '../loops/reconcile-loop.ts';
@@ -21,22 +23,25 @@ import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
-import { Dispatcher } from './dispatcher.ts';
-import { FleetViewReader } from './fleet-view.ts';
-import { Forwarder } from './forwarder.ts';
-import { HubEvents } from './hub-events.ts';
-import { JobLedger } from './job-ledger.ts';
-import { JobService } from './job-service.ts';
-import { LaneBook } from './lane-book.ts';
-import { LinkService } from './link-service.ts';
-import { LocalFleet } from './local-fleet.ts';
-import { createMetrics, type HubMetrics } from './metrics.ts';
-import { RecycleCounter } from './recycle-counter.ts';
-import { RegistryPublisher } from './registry-publisher.ts';
-import { SessionService } from './sessions.ts';
-import { StatsSampler } from './stats.ts';
-import { WorkerEnrollment } from './worker-enrollment.ts';
-import { UrlGuard } from './url-guard.ts';
+import { Dispatcher } from '../hub/dispatcher.ts';
+import { FleetViewReader } from '../hub/fleet-view.ts';
+import { Forwarder } from '../hub/forwarder.ts';
+import { HubEvents } from '../hub/hub-events.ts';
+import { JobLedger } from '../hub/job-ledger.ts';
+import { JobService } from '../hub/job-service.ts';
+import { LaneBook } from '../hub/lane-book.ts';
+import { LinkService } from '../hub/link-service.ts';
+import { LocalFleet } from '../hub/local-fleet.ts';
+import { createMetrics, type HubMetrics } from '../hub/metrics.ts';
+import { PeerRouting } from '../hub/peer-routing.ts';
+import { RecycleCounter } from '../hub/recycle-counter.ts';
+import { RegistryPublisher } from '../hub/registry-publisher.ts';
+import { SessionService } from '../hub/sessions.ts';
+import { StatsSampler } from '../hub/stats.ts';
+import { UrlGuard } from '../hub/url-guard.ts';
+import { ViewGrants } from '../hub/view-grants.ts';
+import { WorkerAdmin } from '../hub/worker-admin.ts';
+import { WorkerEnrollment } from '../hub/worker-enrollment.ts';
 
 export interface StartHubOptions {
   config?: Config;
@@ -55,6 +60,9 @@ export interface StartHubOptions {
   consoleDir?: string;
 }
 
+/** How long a graceful stop lets inline POSTs release their jobs before it closes the server. */
+const INLINE_SETTLE_MS = 5000;
+
 export class Hub {
   readonly events = new HubEvents();
   readonly metrics: HubMetrics = createMetrics();
@@ -70,6 +78,11 @@ export class Hub {
   readonly fleetView: FleetViewReader;
   readonly forwarder: Forwarder;
   readonly stats: StatsSampler;
+  /** Forward or serve here: the one-hop rules between hubs. */
+  readonly peers: PeerRouting;
+  /** An operator's actions on one worker, wherever its link is. */
+  readonly workerAdmin: WorkerAdmin;
+  readonly views: ViewGrants;
   readonly startedAt: number;
   /** The egress policy: sent to workers, checked on submitted URLs. */
   readonly urls: UrlGuard;
@@ -101,6 +114,33 @@ export class Hub {
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
     this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
+    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
+    this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView });
+    this.views = new ViewGrants({ config, fleet: this.fleet, registry, forwarder: this.forwarder, clock });
+  }
+
+  /** Each route group's own dependencies, by name: no route sees the whole hub. */
+  private httpDeps(consoleDir: string | undefined): HttpDeps {
+    const { config, log, clock, store, registry } = this;
+    return {
+      config,
+      log,
+      clock,
+      system: {
+        config,
+        clock,
+        checks: { database: () => store.ping(), registry: () => registry.ping() },
+        state: () => ({ stopping: this.jobs.stopping, workers: this.fleet.size }),
+        metrics: this.metrics,
+        consoleDir,
+      },
+      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers },
+      sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
+      workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
+      admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
+      links: this.links,
+      adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },
+    };
   }
 
   get url(): string {
@@ -120,8 +160,8 @@ export class Hub {
   }
 
   async start(consoleDir?: string): Promise<void> {
-    await failLeftoversIfAlone(this);
-    this.http = await buildHttpServer(this, { consoleDir });
+    await failLeftoversIfAlone({ config: this.config, registry: this.registry, ledger: this.ledger, clock: this.clock, log: this.log });
+    this.http = await buildHttpServer(this.httpDeps(consoleDir));
     const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
     this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
@@ -141,7 +181,7 @@ export class Hub {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.jobs.drain(5000); // 503 for new jobs; inline waits release their jobs now
+    await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
     await this.links.stop(); // every close handler ran: owner keys released
