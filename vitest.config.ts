@@ -1,6 +1,10 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // `paprika/wire` (the worker's one door into hub-core) resolves to its TypeScript source here,
+  // to dist/ everywhere else (package.json `exports`).
+  ssr: { resolve: { conditions: [...defaultServerConditions, 'paprika-source'] } },
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { WebSocket } from 'ws';
-import { encode } from '../hub-core/src/protocol.ts';
+import { encode } from '../hub-core/src/wire/protocol.ts';
 import { realBackends } from '../test/harness/hub.ts';
 import { enrollRaw, provenHello } from '../test/harness/raw-link.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';

@@ -1,7 +1,7 @@
 // pick scaling: one pickWorker over 10 … 10,000 workers. Peer: the seed's straight scan
 // (filter → min key → tied list → random.choice), kept here as the reference.
 import { isCandidate, pickWorker, type PickConfig, type SchedulableWorker } from '../hub-core/src/domain/pick-worker.ts';
-import { seededRandom, type Random } from '../hub-core/src/ports/random.ts';
+import { seededRandom, type Random } from '../hub-core/src/wire/random.ts';
 import type { Figure } from './report.ts';
 
 /** The seed's scheduler.py::pick_worker, transcribed: allocates a candidate list and a tie list per call. */

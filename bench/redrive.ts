@@ -4,7 +4,7 @@
 import { startSimAgent } from '../test/harness/agents.ts';
 import { realBackends, startTestHub } from '../test/harness/hub.ts';
 import { waitFor } from '../test/harness/processes.ts';
-import { seededRandom } from '../hub-core/src/ports/random.ts';
+import { seededRandom } from '../hub-core/src/wire/random.ts';
 import { summary, type Figure } from './report.ts';
 
 const SEED_POLL_MS = 3000;

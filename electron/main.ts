@@ -43,7 +43,7 @@ async function saveSettingsFile(s: StoredSettings): Promise<void> {
 async function connect(target: HubTarget): Promise<HubLink> {
   if (target.kind === 'remote') return { url: target.url, token: openToken(safeStorage, settings.tokenCipher) };
   // Imported only when needed, so a remote-only session never loads the hub and its drivers.
-  const { startHub } = await import('../hub-core/src/hub/hub.ts');
+  const { startHub } = await import('../hub-core/src/app/hub.ts');
   const dataDir = path.join(app.getPath('userData'), 'hub-data');
   embedded = await startHub({ env: embeddedHubEnv(process.env, target.port, dataDir), consoleDir });
   return { url: embedded.url, token: null };

@@ -43,6 +43,8 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'linked',
   external: [...ALWAYS_EXTERNAL, ...values.external],
+  // `paprika/wire` (package.json "exports"): bundle its TypeScript source, not a dist/ build.
+  conditions: ['paprika-source'],
   // CommonJS dependencies (pino, ws, puppeteer's helpers) call require/__dirname, which an ESM
   // file lacks: give them real ones, rooted at the bundle's own location.
   banner: {

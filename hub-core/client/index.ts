@@ -4,7 +4,7 @@
 // so a retried POST never makes a second job.
 import { randomUUID } from 'node:crypto';
 
-import type { JobJson, JobPageJson, JobStatus, JobSummaryJson, SessionJson } from '../src/wire.ts';
+import type { JobJson, JobPageJson, JobStatus, JobSummaryJson, SessionJson } from '../src/wire/json.ts';
 
 export type { JobStatus };
 export type Job = JobJson;

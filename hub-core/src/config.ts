@@ -2,7 +2,10 @@
 // code base touches process.env: callers receive a Config (SPEC.md § Environment).
 import os from 'node:os';
 import path from 'node:path';
-import { parseRules, UrlRuleError } from './domain/url-policy.ts';
+import { ConfigError, flagVar, logLevelVar, numberVar, secondsVar, stringVar, urlVar, type Env } from './wire/env.ts';
+import { parseRules, UrlRuleError } from './wire/url-policy.ts';
+
+export { ConfigError };
 
 export interface Config {
   readonly port: number;
@@ -68,64 +71,6 @@ export interface S3Config {
   readonly secretKey: string;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
-function numberVar(env: Env, name: string, fallback: number, opts: { min?: number; integer?: boolean; max?: number } = {}): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw.trim());
-  if (!Number.isFinite(value)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(raw)}`);
-  if (opts.integer && !Number.isInteger(value)) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
-  const min = opts.min ?? 0;
-  if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`);
-  if (opts.max !== undefined && value > opts.max) throw new ConfigError(name, `must be at most ${opts.max}, got ${value}`);
-  return value;
-}
-
-/** Periods must be positive: a zero-second loop period would spin. */
-function secondsVar(env: Env, name: string, fallback: number): number {
-  const value = numberVar(env, name, fallback);
-  if (value <= 0) throw new ConfigError(name, `must be greater than 0 seconds, got ${value}`);
-  return value;
-}
-
-function flagVar(env: Env, name: string): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '' || raw === '0' || raw.toLowerCase() === 'false') return false;
-  if (raw === '1' || raw.toLowerCase() === 'true') return true;
-  throw new ConfigError(name, `expected 1 or 0, got ${JSON.stringify(raw)}`);
-}
-
-function stringVar(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : raw;
-}
-
-function urlVar(env: Env, name: string, protocols: string[]): string | undefined {
-  const raw = stringVar(env, name);
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `not a valid URL: ${JSON.stringify(raw)}`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got ${parsed.protocol}`);
-  }
-  return raw;
-}
-
 /** A comma-separated rule list, checked here so a typo stops the hub with the variable's name. */
 function urlRulesVar(env: Env, name: string): string[] | undefined {
   const raw = stringVar(env, name);
@@ -137,8 +82,6 @@ function urlRulesVar(env: Env, name: string): string[] | undefined {
     throw err;
   }
 }
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** The token variables of the route groups that must all be set before a hub listens beyond loopback. */
 export const GROUP_TOKEN_VARS = ['PAPRIKA_API_TOKEN', 'PAPRIKA_ADMIN_TOKEN', 'PAPRIKA_WORKER_TOKEN', 'PAPRIKA_PEER_TOKEN'] as const;
@@ -184,8 +127,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     s3 = { endpoint: s3Endpoint, bucket, accessKey, secretKey };
   }
 
-  const logLevel = stringVar(env, 'PAPRIKA_LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('PAPRIKA_LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+  const logLevel = logLevelVar(env, 'PAPRIKA_LOG_LEVEL');
 
   const workerTtlS = secondsVar(env, 'PAPRIKA_WORKER_TTL_S', 120);
   const heartbeatS = secondsVar(env, 'PAPRIKA_HEARTBEAT_S', 15);

@@ -1,10 +1,10 @@
 // The README's job spec and macro step reference, rendered from the zod schemas in
-// hub-core/src/domain/job-spec.ts: field names, types, required or not and limits come from
+// hub-core/src/wire/job-spec.ts: field names, types, required or not and limits come from
 // the schemas (through their JSON Schema); what a field means and the default the worker
 // applies come from the notes below. A field without a note, or a note without a field, is an
 // error, so the reference cannot drift from the schemas (test/unit/docs/readme-reference.test.ts).
 import { z } from 'zod';
-import { JobRequest, MacroStep, SessionCommand } from '../../hub-core/src/domain/job-spec.ts';
+import { JobRequest, MacroStep, SessionCommand } from '../../hub-core/src/wire/job-spec.ts';
 
 export interface FieldNote {
   meaning: string;

@@ -72,4 +72,13 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('paprika hub + three pa
     await new Promise((r) => setTimeout(r, 1000)); // several redrive passes
     for (const j of jobs) expect((await fetch(`${hub.url}/jobs/${j.id}`).then(json)).status).toBe('queued');
   });
+
+  it("starts a worker whose environment holds a hub's malformed variables (it reads only its own)", async () => {
+    // Each of these stops a hub at start-up (config.test.ts); a worker on the same host must not care.
+    const hubOnly = { DATABASE_URL: 'mysql://not-postgres', REDIS_URL: 'not a url', PAPRIKA_URL_DENY: '10.0.0.0/40', PAPRIKA_BIND: '0.0.0.0', PAPRIKA_PORT: 'abc' };
+    const extra = spawnWorker(['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', '127.0.7.4'], { ...env(), ...hubOnly });
+    workers.push(extra);
+    await waitFor('the fourth worker alive', async () => (await fetch(`${hub.url}/admin/workers`).then(json)).workers.some((w: any) => w.worker_id === 'w74' && w.alive), 20_000);
+    expect(extra.child.exitCode).toBeNull();
+  });
 });

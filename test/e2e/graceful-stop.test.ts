@@ -8,7 +8,7 @@ import { startFleet, type Fleet } from '../harness/fleet.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { NGINX_BIN } from '../harness/nginx.ts';
 import { waitFor } from '../harness/processes.ts';
-import { requireServices } from '../harness/services.ts';
+import { ownerKeysNaming, requireServices } from '../harness/services.ts';
 import { json, patchWorkerStatus } from '../harness/http.ts';
 
 const canRunFleet = requireServices(['postgres', 'redis']) && (Boolean(NGINX_BIN) || process.env.CI === 'true');
@@ -52,6 +52,8 @@ describe.skipIf(!canRunFleet)('SIGTERM of a hub behind nginx', () => {
     expect(await victim.proc.exited).toBe(0);
     const stopMs = Date.now() - t0;
     expect(stopMs).toBeLessThan(8000);
+    // Its links were closed and every close handler ran before it exited: no owner key names it.
+    expect(await ownerKeysNaming(fleet.env.PAPRIKA_REDIS_PREFIX, victim.id)).toEqual([]);
 
     const survivor = fleet.hubs.find((h) => h !== victim)!;
     await waitFor('every worker linked to the survivor', async () => {

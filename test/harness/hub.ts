@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { loadConfig } from '../../hub-core/src/config.ts';
-import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
+import { startHub, type Hub } from '../../hub-core/src/app/hub.ts';
 import type { Clock } from '../../hub-core/src/ports/clock.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { assertTestRedisPrefix, createTestDatabase, dropRedisPrefix, REDIS_TEST_URL, testRedisPrefix, uniqueName } from './services.ts';

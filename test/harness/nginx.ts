@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { nginxConf } from '../../hub-core/src/cli/nginx-conf.ts';
+import { nginxConf } from '../../launcher/nginx-conf.ts';
 import { freePort, waitFor } from './processes.ts';
 
 export const NGINX_BIN = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));

@@ -2,8 +2,8 @@
 // like an agent (POST /workers/register with an explicit id), then hello with the fields the
 // test chooses and the proof for the hub's challenge; every frame the hub sends kept.
 import { WebSocket } from 'ws';
-import { linkProof, secretVerifier } from '../../hub-core/src/domain/worker-proof.ts';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { linkProof, secretVerifier } from '../../hub-core/src/wire/worker-proof.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { waitFor } from './processes.ts';
 
 export const RAW_CAPS = { max_concurrent: 1, lane_novnc_urls: ['sim://raw/0'], novnc_url: null, version: 't', platform: 'test' };

@@ -119,6 +119,28 @@ export async function unlinkMatching(pattern: string, url = REDIS_TEST_URL): Pro
   return deleted;
 }
 
+/** The worker ids whose `…worker:{id}:owner` key under `prefix` names `hubId` (SCAN, not KEYS). */
+export async function ownerKeysNaming(prefix: string, hubId: string, url = REDIS_TEST_URL): Promise<string[]> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, retryStrategy: () => null });
+  redis.on('error', () => {});
+  await redis.connect();
+  const named: string[] = [];
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${globEscape(prefix)}worker:*:owner`, 'COUNT', 1000);
+      cursor = next;
+      const owners = keys.length > 0 ? await redis.mget(...keys) : [];
+      keys.forEach((k, i) => {
+        if (owners[i] === hubId) named.push(k.slice(prefix.length + 'worker:'.length, -':owner'.length));
+      });
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return named;
+}
+
 /**
  * A Redis server of the test's own (redis-server on a free loopback port), for tests that
  * pause or stop Redis: CLIENT PAUSE on the shared server would stall every other test.

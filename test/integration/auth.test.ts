@@ -2,7 +2,7 @@
 // changes nothing; a worker may only report on its own jobs.
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunnableJob } from '../../hub-core/src/domain/job-spec.ts';
+import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
 import { chromePool, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
 import { findChrome } from '../../worker-agent/src/chrome/find-chrome.ts';
 import type { JobContext } from '../../worker-agent/src/lanes/lane.ts';

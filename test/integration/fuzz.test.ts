@@ -4,8 +4,8 @@
 import http from 'node:http';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
-import { seededRandom } from '../../hub-core/src/ports/random.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
+import { seededRandom } from '../../hub-core/src/wire/random.ts';
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';

@@ -6,7 +6,7 @@
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';

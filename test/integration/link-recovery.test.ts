@@ -4,7 +4,7 @@
 // worker tries again; a result the hub could not write is sent again and lands.
 import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../harness/private-postgres.ts';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { chromePool, type ChromeLane, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
-import { newViewKey, signViewToken, withViewToken, type ViewTokenPayload } from '../../hub-core/src/domain/view-token.ts';
+import { newViewKey, signViewToken, withViewToken, type ViewTokenPayload } from '../../hub-core/src/wire/view-token.ts';
 import { startLiveView, STREAM_EXPIRED_CLOSE, type LiveView } from '../../worker-agent/src/live-view/live-view-server.ts';
 import { ViewKeyring } from '../../worker-agent/src/live-view/view-access.ts';
 

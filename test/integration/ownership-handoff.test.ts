@@ -2,11 +2,11 @@
 // happen in, paprika:worker:{id}:owner ends as B (the Lua compare-and-delete).
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';
-import { requireServices } from '../harness/services.ts';
+import { ownerKeysNaming, requireServices } from '../harness/services.ts';
 
 const caps = { max_concurrent: 1, lane_novnc_urls: ['sim://x/0'], novnc_url: null, version: 't', platform: 'test' };
 
@@ -62,5 +62,17 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
     }
     await waitFor('no flaky link left', async () => [...Array(20).keys()].every((i) => a.hub.fleet.get(`w-flaky${i}`) === undefined), 5000, 20);
     expect(a.hub.fleet.all().filter((l) => l.worker_id.startsWith('w-flaky'))).toHaveLength(0);
+  });
+
+  it('releases every owner key it holds when it stops gracefully (what SIGTERM runs): none names it afterwards', async () => {
+    const c = await startTestHub(backends.env);
+    const prefix = backends.env.PAPRIKA_REDIS_PREFIX;
+    const ids = [...Array(5).keys()].map((i) => `w-stop${i}`);
+    const sockets = await Promise.all(ids.map((id) => link(c.url, id)));
+    expect((await ownerKeysNaming(prefix, c.hub.config.hubId)).sort()).toEqual(ids);
+    await c.stop();
+    // Nobody re-links these workers elsewhere: a key left behind would stay and name the stopped hub.
+    expect(await ownerKeysNaming(prefix, c.hub.config.hubId)).toEqual([]);
+    expect(sockets.every((ws) => ws.readyState === WebSocket.CLOSED || ws.readyState === WebSocket.CLOSING)).toBe(true);
   });
 });

@@ -81,8 +81,8 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
       const batch = Array.from({ length: 8 }, () => randomUUID());
       // Inserted behind the hubs' backs, as a crashed POST would leave them: both loops race for them.
       await Promise.all(batch.map((id) => a.hub.store.insertJob({ id, kind: 'sleep', spec: { ms: 0 }, hubId: 'x', idempotencyKey: null, now: new Date(Date.now() - 1000) })));
-      a.hub.fleet.emit('released');
-      b.hub.fleet.emit('released');
+      a.hub.ledger.emit('released');
+      b.hub.ledger.emit('released');
       ids.push(...batch);
       await waitFor('round done', async () => (await Promise.all(batch.map((id) => a.hub.store.getJob(id)))).every((j) => j && terminal(j.status)), 10_000, 10);
     }

@@ -6,7 +6,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJobStore, type SqlJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
-import { startHub, type Hub } from '../../hub-core/src/hub/hub.ts';
+import { startHub, type Hub } from '../../hub-core/src/app/hub.ts';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
 import { json } from '../harness/http.ts';
 import { createTestDatabase, requireServices } from '../harness/services.ts';

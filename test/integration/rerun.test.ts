@@ -2,7 +2,7 @@
 // deadline comes from what runs: the rerun's own timeout_s, else the copied spec's, else
 // PAPRIKA_JOB_TIMEOUT_S. The assign message carries kind and spec at the top (HubAssignJob).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { rawLink } from '../harness/raw-link.ts';

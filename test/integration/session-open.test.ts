@@ -2,7 +2,7 @@
 // refusing session_open (its Chrome cannot open a page, say): then 503 no_free_lane, no lane
 // left held, and the worker free for the next job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { rawLink } from '../harness/raw-link.ts';
 import { json } from '../harness/http.ts';

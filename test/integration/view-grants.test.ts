@@ -2,7 +2,7 @@
 // holding the link signs with that link's key (sent in welcome); the other hub forwards, with
 // the caller's Origin in the body; a new link brings a new key and old tokens stop verifying.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyViewToken } from '../../hub-core/src/domain/view-token.ts';
+import { verifyViewToken } from '../../hub-core/src/wire/view-token.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { RAW_CAPS, rawLink } from '../harness/raw-link.ts';

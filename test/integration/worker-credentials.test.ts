@@ -9,7 +9,7 @@ import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
 import { ENROLLMENT_TTL_S } from '../../hub-core/src/hub/worker-enrollment.ts';
-import { encode } from '../../hub-core/src/protocol.ts';
+import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { nextLanIp, spawnWorker, startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { json } from '../harness/http.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
@@ -58,7 +58,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
   async function expectWorkerUntouched(linkBefore: unknown) {
     const link = hub.hub.fleet.get(worker.workerId);
     expect(link).toBe(linkBefore);
-    expect(link!.socket.open).toBe(true);
+    expect(link!.open).toBe(true);
     expect(link!.holding(job.id)?.assignmentId).toBe(assignmentId);
     expect(await rowOf()).toMatchObject({ status: 'running', worker_id: worker.workerId, session_id: assignmentId, attempts: 1, result: null, error: null });
     expect(worker.agent.runner.inFlight).toBe(1);
@@ -121,7 +121,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     // Its id from another address is not handed over either.
     const other = await register(hub.url, { lan_ip: '10.77.0.1', worker_id: worker.workerId });
     expect(other.status).toBe(409);
-    expect(hub.hub.fleet.get(worker.workerId)!.socket.open).toBe(true);
+    expect(hub.hub.fleet.get(worker.workerId)!.open).toBe(true);
   });
 
   it('(g) an admin reset lets the id enroll again, and is audited with its actor', async () => {
@@ -185,7 +185,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
       const proc = spawnWorker(['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', '127.0.77.1', '--token', WORKER_TOKEN, '--data-dir', dataDir]);
       expect(await proc.exited).toBe(1);
       expect(proc.output()).toMatch(/already enrolled[\s\S]*reset its credentials/);
-      expect(hub.hub.fleet.get(holder.workerId)!.socket.open).toBe(true);
+      expect(hub.hub.fleet.get(holder.workerId)!.open).toBe(true);
       await holder.stop();
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,33 +1,40 @@
-// The worker's own PAPRIKA_* settings (lane recycling), read once and checked here, apart from
-// the hub's config: a worker does not need to validate the hub's variables to run lanes.
+// The worker's own PAPRIKA_* settings, read once and checked here, apart from the hub's config:
+// a worker reads only the variables below, so nothing meant for a hub on the same host (a
+// DATABASE_URL, a bind address, a URL rule) can stop it. The parsing rules are the ones the hub
+// uses for the variables both read (paprika/wire's env helpers).
+import path from 'node:path';
+import { countVar, logLevelVar, numberVar, secondsVar, stringVar, type Env } from 'paprika/wire';
+
+export { ConfigError } from 'paprika/wire';
+
 export interface AgentConfig {
   /** PAPRIKA_LANE_RECYCLE_JOBS: a lane's Chrome is restarted after this many jobs/sessions. */
   readonly laneRecycleJobs: number;
   /** PAPRIKA_LANE_MAX_RSS_MB: … or once its process tree's RSS passes this. */
   readonly laneMaxRssMb: number;
+  /** PAPRIKA_LOG_LEVEL. */
+  readonly logLevel: string;
+  /** PAPRIKA_CHROME_PATH: the Chrome to run when --chrome is not given. */
+  readonly chromePath: string | undefined;
+  /** PAPRIKA_DATA_DIR (./.paprika): where the credential file lives when --data-dir is not given. */
+  readonly dataDir: string;
+  /** PAPRIKA_WORKER_TOKEN: the enrollment token when --token is not given. */
+  readonly workerToken: string | undefined;
+  /** PAPRIKA_HEARTBEAT_S: the heartbeat period until the hub's `welcome` says otherwise. */
+  readonly heartbeatS: number;
+  /** PAPRIKA_DISK_MAX_PCT: above this disk use the worker reports itself not ready. */
+  readonly diskMaxPct: number;
 }
 
-export class AgentConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'AgentConfigError';
-  }
-}
-
-function positiveInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new AgentConfigError(name, `expected a whole number of at least 1, got ${JSON.stringify(env[name])}`);
-  return n;
-}
-
-export function loadAgentConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
   return Object.freeze({
-    laneRecycleJobs: positiveInt(env, 'PAPRIKA_LANE_RECYCLE_JOBS', 100),
-    laneMaxRssMb: positiveInt(env, 'PAPRIKA_LANE_MAX_RSS_MB', 1024),
+    laneRecycleJobs: countVar(env, 'PAPRIKA_LANE_RECYCLE_JOBS', 100),
+    laneMaxRssMb: countVar(env, 'PAPRIKA_LANE_MAX_RSS_MB', 1024),
+    logLevel: logLevelVar(env, 'PAPRIKA_LOG_LEVEL'),
+    chromePath: stringVar(env, 'PAPRIKA_CHROME_PATH'),
+    dataDir: path.resolve(stringVar(env, 'PAPRIKA_DATA_DIR') ?? './.paprika'),
+    workerToken: stringVar(env, 'PAPRIKA_WORKER_TOKEN'),
+    heartbeatS: secondsVar(env, 'PAPRIKA_HEARTBEAT_S', 15),
+    diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
   });
 }

@@ -2,8 +2,7 @@
 // an id and a secret of its own. Retries while the hub is unreachable, busy or rate-limits
 // (honouring Retry-After); stops for good when the id is enrolled by someone else.
 import type { Logger } from 'pino';
-import { backoffMs } from '../../hub-core/src/domain/jitter.ts';
-import type { Random } from '../../hub-core/src/ports/random.ts';
+import { backoffMs, type Random } from 'paprika/wire';
 import type { CredentialFile } from './credential-file.ts';
 
 /** The hub will not take this agent's credential: only an operator can fix it. */

@@ -1,7 +1,7 @@
 // The agent's bookkeeping of its lanes: which job or session each holds, deadlines, cancels.
 // The lane implementations only run work; everything about "who holds what" lives here.
 import type { Logger } from 'pino';
-import type { HubMessage, LaneState, WorkerMessageBody } from '../../hub-core/src/protocol.ts';
+import type { HubMessage, LaneState, WorkerMessageBody } from 'paprika/wire';
 import type { JobOutcome, Lane } from './lanes/lane.ts';
 
 type Assign = Extract<HubMessage, { type: 'assign' }>;

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino, { type Logger } from 'pino';
-import { loadConfig } from '../../hub-core/src/config.ts';
 import { loadAgentConfig, type AgentConfig } from './agent-config.ts';
 import { WorkerAgent } from './agent.ts';
 import type { LanePool } from './lanes/lane.ts';
@@ -113,11 +112,10 @@ export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | 
 
 export async function runWorker(argv: string[], env: Record<string, string | undefined> = process.env): Promise<WorkerAgent> {
   const flags = parseWorkerFlags(argv);
-  const config = loadConfig(env);
-  const agentConfig = loadAgentConfig(env);
+  const config = loadAgentConfig(env);
   // Synchronous: the log is the record of what this worker ran, and must survive a SIGKILL.
   const log = pino({ level: config.logLevel, base: { worker: flags.lanIp } }, pino.destination({ dest: 1, sync: true }));
-  const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log, agentConfig);
+  const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log, config);
   const dataDir = flags.dataDir ? path.resolve(flags.dataDir) : config.dataDir;
   const agent = new WorkerAgent({
     hubUrl: flags.hub,

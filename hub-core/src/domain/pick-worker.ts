@@ -1,7 +1,7 @@
 // The seed's pick_worker(): filter the live, active workers that have a free lane, a view
 // URL and disk to spare, and (sixth filter) that run the kind of work asked for; prefer the
 // least loaded, then the largest; break ties at random.
-import type { Random } from '../ports/random.ts';
+import type { Random } from '../wire/random.ts';
 
 /** What the scheduler reads of a worker: its heartbeat values and self-declared capabilities. */
 export interface SchedulableWorker {
@@ -27,10 +27,6 @@ export interface SchedulableWorker {
   /** Set when it said goodbye (a graceful stop): not alive from then on. */
   readonly left_at_ms?: number | null;
 }
-
-/** What a lane may be asked to run: a job kind (a rerun runs its source's kind), a session, a CDP client. */
-export const WORK_KINDS = ['fetch', 'macro', 'sleep', 'session', 'cdp'] as const;
-export type WorkKind = (typeof WORK_KINDS)[number];
 
 export interface PickConfig {
   readonly diskMaxPct: number;

@@ -1,24 +1,41 @@
 // GET /admin/events: the console's live feed. Changes are debounced into one snapshot
 // (workers, hubs, counts) at most every DEBOUNCE_MS; a full snapshot also goes out every
 // SNAPSHOT_MS so a console that missed a frame heals by itself. Job changes go as deltas.
+import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { Hub } from '../hub/hub.ts';
-import type { JobRow } from '../ports/job-store.ts';
+import type { Config } from '../config.ts';
+import type { FleetViewReader } from '../hub/fleet-view.ts';
+import type { HubEvents } from '../hub/hub-events.ts';
+import type { StatsSampler } from '../hub/stats.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JobRow, JobStore } from '../ports/job-store.ts';
+import { HUB_HISTORY_S, type Registry } from '../ports/registry.ts';
 import { hubJson, jobSummaryJson, workerJson } from './json.ts';
-import { HUB_HISTORY_S } from '../ports/registry.ts';
 
 const DEBOUNCE_MS = 250;
 const SNAPSHOT_MS = 5000;
 
+export interface AdminEventDeps {
+  config: Pick<Config, 'hubId' | 'heartbeatS'>;
+  clock: Clock;
+  log: Logger;
+  events: Pick<HubEvents, 'on' | 'off'>;
+  fleetView: Pick<FleetViewReader, 'read'>;
+  registry: Pick<Registry, 'listHubs'>;
+  reads: Pick<JobStore, 'countByStatus'>;
+  stats: Pick<StatsSampler, 'latest'>;
+}
+
 export class AdminEventStream {
   private readonly clients = new Set<WebSocket>();
-  private debounce: NodeJS.Timeout | undefined;
-  private periodic: NodeJS.Timeout | undefined;
+  /** Cancels the pending debounced snapshot; set while one is scheduled. */
+  private debounce: (() => void) | undefined;
+  private periodic: (() => void) | undefined;
   private readonly onChange = () => this.schedule();
   // Summaries: every console gets every change, and a full result may be megabytes.
   private readonly onJob = (job: JobRow) => this.broadcast({ type: 'job', job: jobSummaryJson(job) });
 
-  constructor(private readonly hub: Hub) {}
+  constructor(private readonly d: AdminEventDeps) {}
 
   accept(ws: WebSocket): void {
     if (this.clients.size === 0) this.subscribe();
@@ -33,44 +50,53 @@ export class AdminEventStream {
   }
 
   private subscribe(): void {
-    this.hub.events.on('workers', this.onChange);
-    this.hub.events.on('hubs', this.onChange);
-    this.hub.events.on('job', this.onJob);
-    this.periodic = setInterval(() => this.schedule(), Math.min(SNAPSHOT_MS, this.hub.config.heartbeatS * 1000));
+    this.d.events.on('workers', this.onChange);
+    this.d.events.on('hubs', this.onChange);
+    this.d.events.on('job', this.onJob);
+    this.every(Math.min(SNAPSHOT_MS, this.d.config.heartbeatS * 1000));
+  }
+
+  /** A full snapshot every ms while anyone listens (one timer, re-armed after each firing). */
+  private every(ms: number): void {
+    this.periodic = this.d.clock.setTimer(ms, () => {
+      this.schedule();
+      this.every(ms);
+    });
   }
 
   private unsubscribe(): void {
-    this.hub.events.off('workers', this.onChange);
-    this.hub.events.off('hubs', this.onChange);
-    this.hub.events.off('job', this.onJob);
-    clearInterval(this.periodic);
-    clearTimeout(this.debounce);
+    this.d.events.off('workers', this.onChange);
+    this.d.events.off('hubs', this.onChange);
+    this.d.events.off('job', this.onJob);
+    this.periodic?.();
+    this.periodic = undefined;
+    this.debounce?.();
     this.debounce = undefined;
   }
 
   private schedule(): void {
     if (this.debounce) return;
-    this.debounce = setTimeout(() => {
+    this.debounce = this.d.clock.setTimer(DEBOUNCE_MS, () => {
       this.debounce = undefined;
       void this.snapshot().then((s) => this.broadcast(s));
-    }, DEBOUNCE_MS);
+    });
   }
 
   private async snapshot(): Promise<Record<string, unknown>> {
-    const hub = this.hub;
+    const d = this.d;
     try {
-      const [view, hubs, counts] = await Promise.all([hub.fleetView.read(), hub.registry.listHubs(hub.clock.now(), HUB_HISTORY_S), hub.store.countByStatus()]);
+      const [view, hubs, counts] = await Promise.all([d.fleetView.read(), d.registry.listHubs(d.clock.now(), HUB_HISTORY_S), d.reads.countByStatus()]);
       return {
         type: 'snapshot',
         workers: view.workers.map(workerJson),
-        hubs: hubs.map((h) => hubJson(h, hub.config.hubId)),
+        hubs: hubs.map((h) => hubJson(h, d.config.hubId)),
         counts,
-        capacity: hub.stats.latest ?? null,
+        capacity: d.stats.latest ?? null,
         as_of: new Date(view.as_of).toISOString(),
         stale: view.stale,
       };
     } catch (err) {
-      hub.log.warn({ err: String(err) }, 'admin snapshot failed');
+      d.log.warn({ err: String(err) }, 'admin snapshot failed');
       return { type: 'error', error: 'snapshot failed', details: String(err) };
     }
   }

@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.ts';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { RouteGroup } from './route-groups.ts';
 

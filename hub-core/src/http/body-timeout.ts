@@ -3,13 +3,17 @@
 // early 401 or 413, since the hub drains an unread body to keep the connection usable. Node's
 // own requestTimeout is only checked every 30 s, so this timer is per request.
 import type { FastifyInstance } from 'fastify';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
+import type { Clock } from '../ports/clock.ts';
 
-export function bodyTimeout(app: FastifyInstance, timeoutS: number): void {
+/** After the 408, the socket gets this long to flush before it is destroyed. */
+const FLUSH_MS = 1000;
+
+export function bodyTimeout(app: FastifyInstance, timeoutS: number, clock: Clock): void {
   app.addHook('onRequest', async (req, reply) => {
     const raw = req.raw;
     if (raw.complete) return;
-    const timer = setTimeout(() => {
+    const cancel = clock.setTimer(timeoutS * 1000, () => {
       const socket = raw.socket;
       if (raw.complete || !socket || socket.destroyed) return;
       // The answer may already be out (an early 401 or 413): then only the connection is cut.
@@ -18,11 +22,9 @@ export function bodyTimeout(app: FastifyInstance, timeoutS: number): void {
         socket.write(`HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       }
       socket.destroySoon();
-      setTimeout(() => socket.destroy(), 1000).unref();
-    }, timeoutS * 1000);
-    timer.unref();
-    const clear = () => clearTimeout(timer);
-    raw.once('end', clear);
-    raw.once('close', clear);
+      clock.setTimer(FLUSH_MS, () => socket.destroy());
+    });
+    raw.once('end', cancel);
+    raw.once('close', cancel);
   });
 }

@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
-import { PaprikaError } from '../errors.ts';
+import { PaprikaError } from '../wire/errors.ts';
 
 /** The desktop app's console origin (electron/navigation-policy.ts): no web page can carry it. */
 export const DESKTOP_CONSOLE_ORIGIN = 'app://console';

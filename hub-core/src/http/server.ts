@@ -3,22 +3,24 @@
 // One onRequest hook guards every route: Host and site checks, then the token of the route
 // group the matched route declares in route-groups.ts.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { PaprikaError } from '../errors.ts';
+import type { Config } from '../config.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
-import type { Hub } from '../hub/hub.ts';
-import { MAX_FRAME_BYTES } from '../protocol.ts';
-import { AdminEventStream } from './admin-events.ts';
+import type { Clock } from '../ports/clock.ts';
+import { MAX_FRAME_BYTES } from '../wire/protocol.ts';
+import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
-import { adminRoutes } from './routes/admin.ts';
-import { jobRoutes } from './routes/jobs.ts';
-import { sessionRoutes } from './routes/sessions.ts';
-import { socketRoutes } from './routes/sockets.ts';
-import { systemRoutes } from './routes/system.ts';
-import { workerRoutes } from './routes/workers.ts';
+import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
+import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
+import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
+import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
+import { systemRoutes, type SystemRouteDeps } from './routes/system.ts';
+import { workerRoutes, type WorkerRouteDeps } from './routes/workers.ts';
 import { routeUpgradesThroughFastify } from './upgrades.ts';
 
 declare module 'fastify' {
@@ -47,7 +49,22 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = {}): Promise<HttpServer> {
+/** What the server needs: its config and log, and each route group's own dependencies (built by app/). */
+export interface HttpDeps {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  system: SystemRouteDeps;
+  jobs: JobRouteDeps;
+  sessions: SessionRouteDeps;
+  workers: WorkerRouteDeps;
+  admin: AdminRouteDeps;
+  links: SocketRouteDeps['links'];
+  adminEvents: AdminEventDeps;
+}
+
+export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
+  const { config, log } = deps;
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -71,18 +88,18 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
       return reply.status(err.status).send(err.toBody());
     }
     if (isDatabaseDown(err)) {
-      hub.log.warn({ err: String(err) }, 'database unreachable');
+      log.warn({ err: String(err) }, 'database unreachable');
       const e = new PaprikaError('database_unavailable', null, undefined, 2);
       return reply.status(503).header('retry-after', '2').send(e.toBody());
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
-    if (status >= 500) hub.log.error({ err: String(err), stack: err.stack }, 'request failed');
+    if (status >= 500) log.error({ err: String(err), stack: err.stack }, 'request failed');
     const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status < 500 ? 'bad_request' : 'internal';
     return reply.status(status).send({ error: status >= 500 ? 'Internal error' : err.message, code, details: err.code ? { fastify_code: err.code } : null });
   });
   app.setNotFoundHandler((req, reply) => (req.raw.resume(), reply).status(404).send({ error: `No route for ${req.method} ${req.url.split('?')[0]}`, code: 'not_found', details: null }));
 
-  bodyTimeout(app, hub.config.bodyTimeoutS);
+  bodyTimeout(app, config.bodyTimeoutS, deps.clock);
   // A route missing from the table stops the hub at start: no route is open by omission.
   const routes: Array<{ method: string; url: string; group: RouteGroup }> = [];
   app.addHook('onRoute', (route) => {
@@ -94,14 +111,14 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
     for (const method of methods) routes.push({ method, url: route.url, group: decls[0]!.group });
   });
 
-  const guards = new BrowserGuards(hub.config, openGroups(hub.config).length > 0);
+  const guards = new BrowserGuards(config, openGroups(config).length > 0);
   app.addHook('onRequest', async (req) => {
     guards.checkHost(req.headers);
     if (req.is404) return; // no handler runs: the not-found handler answers, and says nothing
     guards.checkSite(req.method, req.headers);
     const group = req.routeOptions.config.auth;
     if (!group) throw new PaprikaError('unauthorized', { scope: 'undeclared' }); // fail closed
-    const caller = authorize(hub.config, group, req.headers);
+    const caller = authorize(config, group, req.headers);
     // Only a proven peer hub may name itself the audit actor or stop a re-forward.
     if (!caller.peer) delete req.raw.headers[FORWARDED_HEADER];
   });
@@ -115,20 +132,20 @@ export async function buildHttpServer(hub: Hub, opts: { consoleDir?: string } = 
     // The console offers ['paprika.v1', 'bearer.<token>']; only the first is ever echoed back.
     handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
   });
-  const events = new AdminEventStream(hub);
+  const events = new AdminEventStream(deps.adminEvents);
 
-  await app.register(systemRoutes(hub, opts.consoleDir));
-  await app.register(jobRoutes(hub));
-  await app.register(sessionRoutes(hub));
-  await app.register(workerRoutes(hub));
-  await app.register(adminRoutes(hub));
-  await app.register(socketRoutes(hub, wss, events));
+  await app.register(systemRoutes(deps.system));
+  await app.register(jobRoutes(deps.jobs));
+  await app.register(sessionRoutes(deps.sessions));
+  await app.register(workerRoutes(deps.workers));
+  await app.register(adminRoutes(deps.admin));
+  await app.register(socketRoutes({ links: deps.links, events }, wss));
   routeUpgradesThroughFastify(app);
 
-  await app.listen({ port: hub.config.port, host: hub.config.bind });
+  await app.listen({ port: config.port, host: config.bind });
   const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : hub.config.port;
-  const host = hub.config.bind === '0.0.0.0' || hub.config.bind === '::' ? '127.0.0.1' : hub.config.bind;
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind;
   return {
     app,
     port,

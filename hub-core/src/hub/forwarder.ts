@@ -3,8 +3,9 @@
 // X-Paprika-Forwarded and never forwards again.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { freeLanes, type WorkKind } from '../domain/pick-worker.ts';
-import { PaprikaError } from '../errors.ts';
+import { freeLanes } from '../domain/pick-worker.ts';
+import { PaprikaError } from '../wire/errors.ts';
+import type { WorkKind } from '../wire/work-kinds.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { FleetViewReader } from './fleet-view.ts';

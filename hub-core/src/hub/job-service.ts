@@ -4,40 +4,59 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { decideRepeat } from '../domain/idempotency.ts';
-import type { JobRequest } from '../domain/job-spec.ts';
-import { PaprikaError } from '../errors.ts';
-import { encode } from '../protocol.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { JobRow, JobStore } from '../ports/job-store.ts';
+import type { JobRequest } from '../wire/job-spec.ts';
+import { PaprikaError } from '../wire/errors.ts';
+import { withDeadline, type Clock } from '../ports/clock.ts';
+import type { JobRow } from '../ports/job-store.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import type { HubEvents } from './hub-events.ts';
-import type { LocalFleet } from './local-fleet.ts';
-import type { HubMetrics } from './metrics.ts';
+import type { JobLedger } from './job-ledger.ts';
+import type { LaneBook } from './lane-book.ts';
 
 export class JobService {
-  stopping = false;
+  private _stopping = false;
   /** Queued jobs as last counted (sampled by the stats loop, raised by each insert). */
-  queuedEstimate = 0;
+  private queuedEstimate = 0;
   private inlineWaits = 0;
+  private settled: (() => void) | undefined;
 
   constructor(
     private readonly config: Config,
-    private readonly store: JobStore,
-    private readonly fleet: LocalFleet,
+    private readonly ledger: JobLedger,
+    private readonly lanes: LaneBook,
     private readonly dispatcher: Dispatcher,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly events: HubEvents,
-    private readonly metrics: HubMetrics,
   ) {}
+
+  /** True once the hub stops: new jobs get 503. */
+  get stopping(): boolean {
+    return this._stopping;
+  }
 
   /** POSTs still inside their inline wait: shutdown waits for them to settle. */
   get pendingInline(): number {
     return this.inlineWaits;
   }
 
+  /** The stats loop's count of queued jobs (the queue_full check reads it). */
+  sampledQueued(count: number): void {
+    this.queuedEstimate = count;
+  }
+
+  /**
+   * Refuse new jobs, wake every inline wait so it releases its job now, and wait up to `ms`
+   * for those POSTs to settle.
+   */
+  async drain(ms: number): Promise<void> {
+    this._stopping = true;
+    this.lanes.wakeAll();
+    if (this.inlineWaits === 0) return;
+    const none = new Promise<void>((resolve) => (this.settled = resolve));
+    await withDeadline(this.clock, ms, 'inline waits', none).catch(() => {});
+  }
+
   async submit(req: JobRequest, idempotencyKey: string | null, signal?: AbortSignal): Promise<{ job: JobRow; created: boolean }> {
-    if (this.stopping) throw new PaprikaError('shutting_down', null, undefined, 1);
+    if (this._stopping) throw new PaprikaError('shutting_down', null, undefined, 1);
     if (this.queuedEstimate >= this.config.maxQueued) {
       throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
     }
@@ -51,18 +70,17 @@ export class JobService {
       if (verdict === 'different_request' || attempt > 0) {
         throw new PaprikaError('idempotency_key_reused', { idempotency_key: idempotencyKey, job_id: submitted.job.id });
       }
-      await this.store.forgetIdempotencyKey(submitted.job.id, new Date(this.clock.now() - this.config.idempotencyTtlS * 1000));
+      await this.ledger.forgetIdempotencyKey(submitted.job.id, new Date(this.clock.now() - this.config.idempotencyTtlS * 1000));
       submitted = await this.insert(req, newJob);
     }
-    this.metrics.jobsSubmitted.inc();
     if (submitted.outcome?.kind === 'assigned') return { job: submitted.outcome.job, created: true };
     this.queuedEstimate++;
-    this.events.jobChanged(submitted.job);
     this.inlineWaits++;
     try {
       return { job: await this.assignInline(submitted.job, signal), created: true };
     } finally {
       this.inlineWaits--;
+      if (this.inlineWaits === 0) this.settled?.();
     }
   }
 
@@ -90,32 +108,15 @@ export class JobService {
       if (outcome.kind === 'taken' || outcome.kind === 'failed') return outcome.job ?? job;
       if (outcome.kind === 'send_failed') continue; // claim undone; pick again at once
       const left = until - this.clock.now();
-      if (left <= 0 || signal?.aborted || this.stopping) break;
-      await this.fleet.waitForLane(left, signal);
+      if (left <= 0 || signal?.aborted || this._stopping) break;
+      await this.lanes.waitForLane(left, signal);
     }
     // Released: the POST no longer holds it, so redrive need not wait out the age gate.
-    await this.store.markReleased(job.id, new Date(this.clock.now())).catch((err: unknown) => this.log.warn({ job_id: job.id, err: String(err) }, 'release mark failed'));
-    this.fleet.emit('released');
-    return (await this.store.getJob(job.id).catch(() => undefined)) ?? job;
+    return (await this.ledger.markReleased(job.id)) ?? job;
   }
 
   /** Cancels a queued or running job; tells the worker when this hub holds it. */
-  async cancel(id: string): Promise<{ job: JobRow; sentToWorker: boolean } | undefined> {
-    const before = await this.store.getJob(id);
-    if (!before) return undefined;
-    const canceled = await this.store.cancelJob(id, new Date(this.clock.now()));
-    if (!canceled) return { job: before, sentToWorker: false };
-    this.events.jobChanged(canceled);
-    let sent = false;
-    if (before.status === 'running' && before.worker_id) {
-      const link = this.fleet.get(before.worker_id);
-      if (link) {
-        sent = await link.socket.send(encode({ type: 'cancel', job_id: id, reason: 'canceled by request' })).then(
-          () => true,
-          () => false,
-        );
-      }
-    }
-    return { job: canceled, sentToWorker: sent };
+  cancel(id: string): Promise<{ job: JobRow; sentToWorker: boolean } | undefined> {
+    return this.ledger.cancel(id);
   }
 }

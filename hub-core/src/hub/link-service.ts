@@ -1,50 +1,23 @@
-// The hub's end of a worker link: challenge → hello (with the proof of the worker's id) →
-// welcome, heartbeats, results, rejections and session replies. Every frame is parsed at this edge; a malformed one gets an error reply
-// and a log line, never an exception that could take the hub down.
+// The hub's end of every worker link: each upgraded socket gets a challenge, its frames are
+// parsed at this edge (a malformed one gets an error reply and a log line, never an
+// exception that could take the hub down) and handled one at a time, in order. stop() closes
+// every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import type { Config } from '../config.ts';
-import { encode, parseWorkerMessage, type WorkerMessage } from '../protocol.ts';
-import type { AssetStore } from '../ports/asset-store.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { JobStore } from '../ports/job-store.ts';
-import type { Registry } from '../ports/registry.ts';
-import type { HubEvents } from './hub-events.ts';
-import { JobReports } from './job-reports.ts';
-import type { LocalFleet } from './local-fleet.ts';
-import type { HubMetrics } from './metrics.ts';
-import type { RegistryPublisher } from './registry-publisher.ts';
-import type { RecycleCounter } from './recycle-counter.ts';
-import type { SessionService } from './sessions.ts';
-import type { WorkerEnrollment } from './worker-enrollment.ts';
-import type { UrlGuard } from './url-guard.ts';
-import { WorkerLink, type LinkSocket } from './worker-link.ts';
+import { parseWorkerMessage } from '../wire/protocol.ts';
+import { withDeadline, type Clock } from '../ports/clock.ts';
+import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
+import { LinkMessages } from './link-messages.ts';
+import type { LinkDeps } from './link-deps.ts';
+import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
+
+export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
+export type { LinkDeps } from './link-deps.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
-/** Close code of a link whose hello did not prove its worker id (the HTTP 401 of links). */
-export const LINK_UNAUTHORIZED = 4401;
-/** Close code of a hello for an id another running agent holds a live link for (the 409 of links). */
-export const LINK_ID_IN_USE = 4409;
-/** How long the current link of an id has to answer a ping before a different agent may take the id over. */
-const LIVE_LINK_PING_MS = 2000;
+/** How long stop() waits for links to close before cutting them. */
+const STOP_CLOSE_MS = 2_000;
 
-export interface LinkDeps {
-  config: Config;
-  store: JobStore;
-  registry: Registry;
-  assets: AssetStore;
-  fleet: LocalFleet;
-  sessions: SessionService;
-  publisher: RegistryPublisher;
-  enrollment: WorkerEnrollment;
-  clock: Clock;
-  log: Logger;
-  events: HubEvents;
-  metrics: HubMetrics;
-  urls: UrlGuard;
-  recycles: RecycleCounter;
-}
 
 function socketOf(ws: WebSocket): LinkSocket {
   return {
@@ -74,9 +47,15 @@ function socketOf(ws: WebSocket): LinkSocket {
 }
 
 export class LinkService {
-  private readonly reports: JobReports;
+  private readonly handshake: LinkHandshake;
+  private readonly messages: LinkMessages;
+  /** Every accepted socket → its close handling, settled once that has run. */
+  private readonly closed = new Map<WebSocket, Promise<void>>();
+  private stopped = false;
+
   constructor(private readonly d: LinkDeps) {
-    this.reports = new JobReports(d);
+    this.handshake = new LinkHandshake(d);
+    this.messages = new LinkMessages(d);
   }
 
   /**
@@ -85,21 +64,27 @@ export class LinkService {
    * worker — its current link, jobs or status — is touched.
    */
   accept(ws: WebSocket, workerId: string, remote?: string): void {
+    if (this.stopped) {
+      ws.close(1001, 'hub stopping');
+      return;
+    }
     const socket = socketOf(ws);
     let link: WorkerLink | undefined;
     let refused = false;
     let queue = Promise.resolve();
+    let closeDone!: () => void;
+    this.closed.set(ws, new Promise<void>((resolve) => (closeDone = resolve)));
     const nonce = randomBytes(32).toString('hex');
-    const helloTimer = setTimeout(() => {
+    const cancelHelloTimer = this.d.clock.setTimer(HELLO_TIMEOUT_MS, () => {
       if (!link) ws.close(4000, 'no hello');
-    }, HELLO_TIMEOUT_MS);
-    socket.send(encode({ type: 'challenge', nonce })).catch(() => {});
+    });
+    sendChallenge(socket, nonce);
 
     ws.on('message', (data, isBinary) => {
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
       if (!parsed.ok) {
         this.d.log.warn({ worker_id: workerId, error: parsed.error, details: parsed.details }, 'bad message from worker');
-        socket.send(encode({ type: 'error', message: parsed.error, details: parsed.details })).catch(() => {});
+        void sendError(socket, parsed.error, parsed.details);
         return;
       }
       // One message at a time per link, in order: a result never overtakes its job_started.
@@ -110,198 +95,51 @@ export class LinkService {
           if (!link) {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
-            clearTimeout(helloTimer);
-            // The link is known before any await, so a socket that closes mid-hello is still cleaned up.
-            try {
-              const verdict = await this.d.enrollment.verifyLink(workerId, nonce, msg.proof);
-              if (!verdict.ok) {
-                refused = true;
-                this.d.log.warn({ worker_id: workerId, code: verdict.code, remote }, 'link refused: the hello did not prove the worker id');
-                await socket.send(encode({ type: 'error', message: verdict.message, details: { code: verdict.code } })).catch(() => {});
-                socket.close(LINK_UNAUTHORIZED, verdict.code);
-                return;
-              }
-              if (await this.heldByAnotherAgent(workerId, msg.instance, socket, remote)) {
-                refused = true;
-                return;
-              }
-              await this.onHello(socket, msg, (l) => (link = l));
-            } catch (err) {
-              // Without a welcome the worker would wait forever: close, and it links again with backoff.
-              this.d.log.warn({ worker_id: workerId, err: String(err) }, 'hello failed; closing the link');
-              socket.close(1011, 'hello failed');
-              // An old link this hello superseded is dead (the worker holds one link at a time):
-              // close it too rather than keep it, unpickable, until the worker's next hello.
-              const old = this.d.fleet.get(workerId);
-              if (old?.superseded) old.socket.close(4001, 'replaced by a new link');
-            }
+            cancelHelloTimer();
+            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l));
+            if (outcome === 'refused') refused = true;
             return;
           }
-          await this.onMessage(link, msg);
+          await this.messages.onMessage(link, msg);
         })
         .catch((err: unknown) => {
           this.d.log.warn({ worker_id: workerId, err: String(err) }, 'worker message failed');
-          socket.send(encode({ type: 'error', message: String(err instanceof Error ? err.message : err) })).catch(() => {});
+          void sendError(socket, String(err instanceof Error ? err.message : err));
         });
     });
     ws.on('error', (err) => this.d.log.debug({ worker_id: workerId, err: String(err) }, 'link error'));
     ws.on('close', () => {
-      clearTimeout(helloTimer);
-      void queue.then(() => (link ? this.onClose(link) : undefined));
+      cancelHelloTimer();
+      void queue
+        .then(() => (link ? this.messages.onClose(link) : undefined))
+        .catch((err: unknown) => this.d.log.warn({ worker_id: workerId, err: String(err) }, 'link close handling failed'))
+        .finally(() => {
+          this.closed.delete(ws);
+          closeDone();
+        });
     });
   }
 
-  /**
-   * Two agents with one id (two on a host with the same --lan-ip and data dir) knocked each
-   * other off every ~200 ms, forever, saying nothing. A hello from a different agent process
-   * than the current link's is refused while that link answers a ping; the same process
-   * re-linking, or a new one replacing a dead link (no pong), takes over at once as before.
-   */
-  private async heldByAnotherAgent(workerId: string, instance: string | undefined, socket: LinkSocket, remote?: string): Promise<boolean> {
-    const current = this.d.fleet.get(workerId);
-    if (!current || current.socket === socket || current.superseded || current.left_at_ms !== null) return false;
-    if (!instance || !current.instance || current.instance === instance) return false;
-    if (!(await current.socket.answersPing(LIVE_LINK_PING_MS))) return false;
-    const message = `worker id ${workerId} is in use by another running agent (linked from ${current.meta.lanIp || 'another address'}); give each agent on one host its own --worker-id (and --data-dir), or its own --lan-ip`;
-    this.d.log.warn({ worker_id: workerId, remote, current_instance: current.instance, refused_instance: instance }, 'link refused: the worker id is in use by another agent');
-    await socket.send(encode({ type: 'error', message, details: { code: 'worker_id_in_use', worker_id: workerId } })).catch(() => {});
-    socket.close(LINK_ID_IN_USE, 'worker_id_in_use');
-    return true;
+  /** Close every link and wait until each close handler ran (owner keys released). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const sockets = [...this.closed.keys()];
+    for (const ws of sockets) ws.close(1001, 'hub stopping');
+    const all = Promise.all([...this.closed.values()]);
+    await withDeadline(this.d.clock, STOP_CLOSE_MS, 'links closing', all).catch(() => {
+      // A peer that does not answer the close handshake: cut it, its close handler still runs.
+      for (const ws of this.closed.keys()) ws.terminate();
+      return Promise.all([...this.closed.values()]);
+    });
   }
 
-  private async onHello(socket: LinkSocket, msg: Extract<WorkerMessage, { type: 'hello' }>, created: (link: WorkerLink) => void): Promise<WorkerLink> {
-    const { config, store, registry, fleet, clock } = this.d;
-    const helloAt = new Date(clock.now());
-    // The worker holds one link at a time: from now on a job sent over the old one would be
-    // lost until the next hello, so the old one takes no more work.
-    const old = fleet.get(msg.worker_id);
-    if (old && old.socket !== socket) old.superseded = true;
-    const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
-    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, msg.kinds ?? null, msg.instance ?? null, status, clock.now());
-    link.report(msg);
-    created(link);
-    // Work the worker still holds from before a reconnect stays with it (the seed's 300 s
-    // grace exists for exactly this), unless the job ended meanwhile: then it is cancelled.
-    for (const held of msg.jobs ?? []) {
-      const row = await store.getJob(held.job_id);
-      if (row?.status === 'running' && row.session_id === held.assignment_id && row.worker_id === msg.worker_id) {
-        link.adopt(held.lane, { kind: 'job', id: held.job_id, assignmentId: held.assignment_id });
-      } else {
-        await socket.send(encode({ type: 'cancel', job_id: held.job_id, reason: 'job is no longer running on this worker' }));
-      }
-    }
-    await this.settleJobsNoLongerHeld(link, msg, helloAt);
-    // A link that closed during its hello must not replace (and close) a newer, working one.
-    if (!socket.open) throw new Error('link closed during hello');
-    const previous = fleet.add(link);
-    if (previous && previous !== link) previous.socket.close(4001, 'replaced by a new link');
-    await registry.setOwner(msg.worker_id, config.hubId);
-    this.d.publisher.mark(link);
-    this.d.recycles.hello(msg.worker_id, msg.fresh !== false);
-    await socket.send(encode({ type: 'welcome', worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key, url_policy: this.d.urls.lists() }));
-    this.d.metrics.localWorkers.set(fleet.size);
-    this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
-    this.d.events.workersChanged();
-    return link;
-  }
-
-  /**
-   * A job the database says this worker runs, assigned before this hello, that the worker
-   * neither holds nor has a result for, will never report. From a fresh agent process it may
-   * have been running when the old process died: fail it (a rerun is the client's call). From
-   * a re-link of the same process it was never started (the old link closed before this hello,
-   * and anything started is held or has its result pending): queue it again. Jobs assigned
-   * after the hello (another hub may still hold a stale link) are left to the next hello.
-   */
-  private async settleJobsNoLongerHeld(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'hello' }>, helloAt: Date): Promise<void> {
-    const { store, clock, log, events, metrics } = this.d;
-    const known = new Set([...(msg.jobs ?? []).map((j) => j.assignment_id), ...(msg.results ?? []).map((r) => r.assignment_id)]);
-    const fresh = msg.fresh !== false;
-    for (const row of await store.listRunningOfWorker(link.worker_id, helloAt)) {
-      if (!row.session_id || known.has(row.session_id)) continue;
-      const now = new Date(clock.now());
-      if (fresh) {
-        const failed = await store.failJobIf(row.id, { status: 'running', assignmentId: row.session_id }, `worker ${link.worker_id} restarted while holding this job`, now);
-        if (!failed) continue;
-        metrics.relinkOrphans.inc({ outcome: 'failed' });
-        log.warn({ job_id: row.id, worker_id: link.worker_id }, 'job failed: its worker restarted without it');
-        events.jobChanged(failed);
-      } else if (await store.unclaimJob(row.id, row.session_id, now, link.worker_id)) {
-        metrics.relinkOrphans.inc({ outcome: 'requeued' });
-        log.info({ job_id: row.id, worker_id: link.worker_id }, 'job queued again: its assignment was lost with the old link');
-        const queued = await store.getJob(row.id);
-        if (queued) events.jobChanged(queued);
-      }
-    }
-  }
-
-  private async onMessage(link: WorkerLink, msg: WorkerMessage): Promise<void> {
-    const now = this.d.clock.now();
-    link.last_seen_ms = now;
-    switch (msg.type) {
-      case 'hello':
-        throw new Error('hello sent twice');
-      case 'heartbeat': {
-        const diskOk = () => link.ready && link.disk_pct < this.d.config.diskMaxPct;
-        const before = diskOk();
-        link.report(msg);
-        link.reported_in_flight = msg.in_flight;
-        link.reportedLanes = msg.lanes;
-        this.d.recycles.report(link.worker_id, msg.lane_recycles);
-        this.d.publisher.mark(link);
-        this.d.events.workersChanged();
-        // Its first disk figure (or one back under the limit) makes its free lanes pickable:
-        // wake inline POSTs waiting for a lane, and redrive.
-        if (!before && diskOk()) this.d.fleet.laneFreed(link.max_concurrent - link.in_flight);
-        return;
-      }
-      case 'job_started':
-        return this.reports.started(link, msg);
-      case 'job_result':
-        return this.reports.result(link, msg);
-      case 'job_rejected':
-        return this.reports.rejected(link, msg);
-      case 'session_reply':
-        this.d.sessions.onReply(msg.request_id, msg);
-        return;
-      case 'session_closed':
-        this.d.sessions.onClosed(link, msg.session_id, msg.reason);
-        return;
-      case 'error':
-        this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
-        return;
-      case 'goodbye':
-        // Written through at once: other hubs read the registry, and must not count it alive until WORKER_TTL.
-        link.left_at_ms = now;
-        this.d.publisher.mark(link);
-        await this.d.publisher.flush();
-        this.d.log.info({ worker_id: link.worker_id, reason: msg.reason }, 'worker said goodbye');
-        this.d.events.workersChanged();
-        return;
-    }
-  }
-
-  private async onClose(link: WorkerLink): Promise<void> {
-    const { fleet, registry, config, log } = this.d;
-    this.d.sessions.onLinkClosed(link);
-    if (!fleet.remove(link)) return; // replaced by a newer link of the same worker
-    this.d.metrics.localWorkers.set(fleet.size);
-    // Its running jobs stay running: the reconciler fails them only after ORPHAN_GRACE, so a
-    // worker that re-links in time keeps them.
-    await this.d.publisher.flush();
-    await registry.releaseOwnerIfMine(link.worker_id, config.hubId).catch((err: unknown) => log.warn({ err: String(err) }, 'owner release failed'));
-    log.info({ worker_id: link.worker_id, in_flight: link.in_flight }, 'worker unlinked');
-    this.d.events.workersChanged();
-  }
-
-  /** Ask every linked worker to apply a status change (drain keeps running jobs). */
-  async pushStatus(workerId: string, status: 'active' | 'drain' | 'standby'): Promise<boolean> {
+  /** Apply a status change to the worker if it links here; false when it does not. */
+  async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
     const link = this.d.fleet.get(workerId);
     if (!link) return false;
-    link.status = status;
+    await link.pushStatus(status);
     this.d.publisher.mark(link);
-    await link.socket.send(encode({ type: 'status', status })).catch(() => {});
-    if (status === 'active') this.d.fleet.laneFreed(link.max_concurrent - link.in_flight);
+    if (status === 'active') this.d.lanes.offer(link.freeLaneCount);
     this.d.events.workersChanged();
     return true;
   }

@@ -2,7 +2,7 @@
 // heartbeat: this hub counts the growth it sees per worker. A fresh agent process starts from
 // zero; a worker this hub first meets mid-life (a re-link from another hub) sets a baseline, so
 // its earlier recycles are not counted here again.
-import type { LaneRecycles } from '../protocol.ts';
+import type { LaneRecycles } from '../wire/protocol.ts';
 import type { HubMetrics } from './metrics.ts';
 
 const REASONS = ['jobs', 'rss', 'crash'] as const;

@@ -2,31 +2,33 @@
 // worker dirty, and one pipelined write per tick carries all of them (a fleet of 1,000
 // workers heartbeating every 15 s costs a few round trips a second, not 67).
 import type { Logger } from 'pino';
+import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { WorkerLink } from './worker-link.ts';
 
 export class RegistryPublisher {
   private readonly dirty = new Map<string, WorkerLink>();
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(
     private readonly registry: Registry,
     private readonly log: Logger,
+    private readonly clock: Clock,
     private readonly tickMs = 25,
   ) {}
 
   mark(link: WorkerLink): void {
     if (this.stopped) return;
     this.dirty.set(link.worker_id, link);
-    if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.tickMs);
+    this.cancelTimer ??= this.clock.setTimer(this.tickMs, () => void this.flush());
   }
 
   /** Writes everything marked so far; resolves when it is in the registry (or failed and logged). */
   flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     const batch = [...this.dirty.values()].map((l) => l.snapshot());
     this.dirty.clear();
     if (batch.length === 0) return this.flushing;

@@ -1,16 +1,16 @@
 // Interactive sessions held on a local lane: open, command, close, and the request/reply
 // bookkeeping over the worker link. Which hub owns a session is in the registry, so any
-// hub can forward a request for it (http/forward.ts).
+// hub can forward a request for it (the forwarder, hub/forwarder.ts).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { SessionCommand } from '../domain/job-spec.ts';
-import { PaprikaError } from '../errors.ts';
-import { encode, type HubMessageBody } from '../protocol.ts';
+import type { SessionCommand } from '../wire/job-spec.ts';
+import { PaprikaError } from '../wire/errors.ts';
+import type { HubMessageBody } from '../wire/protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { HubEvents } from './hub-events.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LaneBook } from './lane-book.ts';
 import type { WorkerLink } from './worker-link.ts';
 
 export const DEFAULT_SESSION_IDLE_S = 300;
@@ -18,7 +18,7 @@ export const DEFAULT_SESSION_IDLE_S = 300;
 interface Pending {
   link: WorkerLink;
   resolve: (v: { ok: boolean; result?: unknown; error?: string }) => void;
-  timer: NodeJS.Timeout;
+  cancelTimer: () => void;
 }
 
 export interface OpenedSession {
@@ -36,7 +36,7 @@ export class SessionService {
 
   constructor(
     private readonly config: Config,
-    private readonly fleet: LocalFleet,
+    private readonly lanes: LaneBook,
     private readonly registry: Registry,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -57,12 +57,12 @@ export class SessionService {
     const until = this.clock.now() + this.config.assignWaitS * 1000;
     const refused = new Set<string>();
     for (;;) {
-      const link = this.fleet.pick('session', refused);
-      const lane = link?.reserve({ kind: 'session', id: sessionId, assignmentId: null });
-      if (link && lane !== undefined) {
+      const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused, 'session');
+      if (held) {
+        const { link, lane } = held;
         const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));
         if (!reply.ok) {
-          if (link.release(sessionId) !== undefined) this.fleet.laneFreed();
+          this.lanes.release(link, sessionId);
           this.log.warn({ worker_id: link.worker_id, error: reply.error }, 'session_open refused');
           // Another worker may take it, within the same ASSIGN_WAIT; this one is not asked again.
           refused.add(link.worker_id);
@@ -75,7 +75,7 @@ export class SessionService {
       }
       const left = until - this.clock.now();
       if (left <= 0 || signal?.aborted) return undefined;
-      await this.fleet.waitForLane(left, signal);
+      await this.lanes.waitForLane(left, signal);
     }
   }
 
@@ -101,7 +101,7 @@ export class SessionService {
     const p = this.pending.get(requestId);
     if (!p) return;
     this.pending.delete(requestId);
-    clearTimeout(p.timer);
+    p.cancelTimer();
     p.resolve(reply);
   }
 
@@ -125,17 +125,17 @@ export class SessionService {
     const s = this.local.get(sessionId);
     if (!s) return;
     this.local.delete(sessionId);
-    if (s.link.release(sessionId) !== undefined) this.fleet.laneFreed();
+    this.lanes.release(s.link, sessionId);
     void this.registry.deleteSession(sessionId).catch(() => {});
     this.events.workersChanged();
   }
 
-  private request(link: WorkerLink, build: (requestId: string) => HubMessageBody): Promise<{ ok: boolean; result?: unknown; error?: string }> {
+  private request(link: WorkerLink, build: (requestId: string) => Extract<HubMessageBody, { type: 'session_open' | 'session_command' | 'session_close' }>): Promise<{ ok: boolean; result?: unknown; error?: string }> {
     const requestId = randomUUID();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.onReply(requestId, { ok: false, error: 'worker did not answer in time' }), this.config.forwardTimeoutS * 1000);
-      this.pending.set(requestId, { link, resolve, timer });
-      link.socket.send(encode(build(requestId))).catch((err: unknown) => this.onReply(requestId, { ok: false, error: `send failed: ${String(err)}` }));
+      const cancelTimer = this.clock.setTimer(this.config.forwardTimeoutS * 1000, () => this.onReply(requestId, { ok: false, error: 'worker did not answer in time' }));
+      this.pending.set(requestId, { link, resolve, cancelTimer });
+      link.sessionRequest(build(requestId)).catch((err: unknown) => this.onReply(requestId, { ok: false, error: `send failed: ${String(err)}` }));
     });
   }
 

@@ -43,7 +43,7 @@ export class StatsSampler {
 
   async sample(): Promise<StatsPoint> {
     const queued = await this.store.countQueued();
-    this.jobs.queuedEstimate = queued;
+    this.jobs.sampledQueued(queued);
     const view = await this.fleetView.read();
     // Liveness as the view judged it (remote rows as of its read, which may be a cached one).
     const now = this.clock.now();

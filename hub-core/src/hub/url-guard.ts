@@ -3,9 +3,10 @@
 // explicitly. Workers enforce the policy on every request their browsers make; this check only
 // refuses early, before anything is stored, what would certainly be refused there.
 import type { Config } from '../config.ts';
-import type { JobRequest, MacroStep, SessionCommand } from '../domain/job-spec.ts';
-import { checkUrl, ownAddressRules, parsePolicy, type UrlPolicy, type UrlPolicyLists } from '../domain/url-policy.ts';
-import { PaprikaError } from '../errors.ts';
+import type { JobRequest, MacroStep, SessionCommand } from '../wire/job-spec.ts';
+import type { UrlPolicyLists } from '../wire/protocol.ts';
+import { checkUrl, ownAddressRules, parsePolicy, type UrlPolicy } from '../wire/url-policy.ts';
+import { PaprikaError } from '../wire/errors.ts';
 
 export class UrlGuard {
   private cached: { port: number; lists: UrlPolicyLists; policy: UrlPolicy } | undefined;

@@ -1,8 +1,8 @@
 // Live-view URLs for admin callers: a lane's view URL with a short-lived signed token. Only
 // the hub holding the worker's link knows that link's key, so another hub forwards (one hop).
 import type { Config } from '../config.ts';
-import { signViewToken, VIEW_TOKEN_TTL_MS, withViewToken } from '../domain/view-token.ts';
-import { PaprikaError } from '../errors.ts';
+import { signViewToken, VIEW_TOKEN_TTL_MS, withViewToken } from '../wire/view-token.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { Forwarder } from './forwarder.ts';

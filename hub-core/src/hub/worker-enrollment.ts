@@ -1,12 +1,12 @@
 // Worker identity: the shared PAPRIKA_WORKER_TOKEN only enrolls; each enrolled id gets a
-// secret of its own, and every link proves it (domain/worker-proof.ts). One service owns the
+// secret of its own, and every link proves it (wire/worker-proof.ts). One service owns the
 // credential's whole life: registration (rate-limited), the proof at each link, the
 // operator's reset, and the expiry of enrollments that never linked.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { proofMatches, secretMatches, secretVerifier } from '../domain/worker-proof.ts';
-import { PaprikaError } from '../errors.ts';
+import { proofMatches, secretMatches, secretVerifier } from '../wire/worker-proof.ts';
+import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import type { Registry } from '../ports/registry.ts';

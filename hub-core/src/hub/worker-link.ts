@@ -1,10 +1,12 @@
 // One worker whose WebSocket this hub holds: what it declared in hello, what its heartbeats
-// say, and which of its lanes this hub has handed work to. `in_flight` is the hub's own
-// count, raised the moment a job is sent (seed: "+1 at once"), so that the next pick in the
-// same pass already sees it.
+// say, and which of its lanes this hub has handed work to. Its socket is private: the typed
+// verbs below are the only way to write to the worker, and its state changes only through
+// named methods. `in_flight` is the hub's own count, raised the moment a lane is held (seed:
+// "+1 at once"), so that the next pick in the same pass already sees it.
+import type { RunnableJob } from '../wire/job-spec.ts';
 import type { SchedulableWorker } from '../domain/pick-worker.ts';
-import { newViewKey } from '../domain/view-token.ts';
-import type { Capabilities, LaneState } from '../protocol.ts';
+import { newViewKey } from '../wire/view-token.ts';
+import { encode, type Capabilities, type HubMessageBody, type LaneState } from '../wire/protocol.ts';
 import type { WorkerSnapshot } from '../ports/registry.ts';
 
 export interface LaneHold {
@@ -17,52 +19,77 @@ export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
   /** True when the other end answers a WebSocket ping within ms (a live process, not a half-open socket). */
-  answersPing(ms: number): Promise<boolean>;
+  answersPing?(ms: number): Promise<boolean>;
   /** False once the socket closes (or starts closing). */
   readonly open: boolean;
 }
 
+export type WorkerStatus = 'active' | 'drain' | 'standby';
+type Frame<T extends HubMessageBody['type']> = Omit<Extract<HubMessageBody, { type: T }>, 'type'>;
+
 export class WorkerLink implements SchedulableWorker {
-  status: string;
-  disk_pct = 0;
+  private _status: string;
+  private _disk_pct = 0;
   /** A link whose disk is unknown is not picked: 0 % would pass any PAPRIKA_DISK_MAX_PCT. */
-  disk_known = false;
+  private diskKnown = false;
   /** A newer link of this worker said hello: whatever this hub sends here is never read. */
-  superseded = false;
+  private _superseded = false;
+  private _cpu_pct = 0;
+  private _mem_pct = 0;
+  private _last_seen_ms: number;
   /** When the worker said goodbye (a graceful stop): offline fleet-wide from then on. */
-  left_at_ms: number | null = null;
-  cpu_pct = 0;
-  mem_pct = 0;
-  last_seen_ms: number;
-  /** What the worker last reported itself (may lag this hub's count). */
-  reported_in_flight = 0;
-  reportedLanes: LaneState[] = [];
+  private _left_at_ms: number | null = null;
   /** Signs this link's live-view tokens; sent in welcome, so it dies with the link. */
   readonly view_key = newViewKey();
+  /** The work its lanes run (hello's `kinds`); null: not declared, taken as any. */
+  readonly kinds: readonly string[] | null;
+  /** The agent process behind this link (hello's `instance`); null from an agent that does not say. */
+  readonly instance: string | null;
   private readonly holds: Array<LaneHold | null>;
   private busy = 0;
+  /** What the scheduler reads: frozen, rebuilt after any change. */
+  private view: Readonly<SchedulableWorker> | undefined;
 
   constructor(
     readonly worker_id: string,
-    readonly socket: LinkSocket,
+    private readonly socket: LinkSocket,
     readonly capabilities: Capabilities,
     readonly meta: { lanIp: string; hostname: string; hubId: string },
-    /** The work its lanes run (hello's `kinds`); null: not declared, taken as any. */
-    readonly kinds: readonly string[] | null,
-    /** The agent process behind this link (hello's `instance`); null from an agent that does not say. */
-    readonly instance: string | null,
     status: string,
     now: number,
+    declared: { kinds?: readonly string[] | null; instance?: string | null } = {},
   ) {
-    this.status = status;
-    this.last_seen_ms = now;
+    this.kinds = declared.kinds ?? null;
+    this.instance = declared.instance ?? null;
+    this._status = status;
+    this._last_seen_ms = now;
     this.holds = Array.from({ length: capabilities.max_concurrent }, () => null);
   }
 
-  get ready(): boolean {
-    return this.disk_known && !this.superseded;
+  get status(): string {
+    return this._status;
   }
-
+  get disk_pct(): number {
+    return this._disk_pct;
+  }
+  get cpu_pct(): number {
+    return this._cpu_pct;
+  }
+  get mem_pct(): number {
+    return this._mem_pct;
+  }
+  get last_seen_ms(): number {
+    return this._last_seen_ms;
+  }
+  get superseded(): boolean {
+    return this._superseded;
+  }
+  get left_at_ms(): number | null {
+    return this._left_at_ms;
+  }
+  get ready(): boolean {
+    return this.diskKnown && !this._superseded;
+  }
   get in_flight(): number {
     return this.busy;
   }
@@ -75,44 +102,112 @@ export class WorkerLink implements SchedulableWorker {
   get novnc_url(): string | null {
     return this.capabilities.novnc_url;
   }
+  /** The socket is open (false once it closes or starts closing). */
+  get open(): boolean {
+    return this.socket.open;
+  }
+  /** Whether this link is the one on `socket` (a hello on the same socket is not a newer link). */
+  isOn(socket: LinkSocket): boolean {
+    return this.socket === socket;
+  }
+  /** Lanes a pick may take now, ignoring whether the worker takes work at all. */
+  get freeLaneCount(): number {
+    return this.max_concurrent - this.busy;
+  }
 
   viewUrl(lane: number): string | null {
     return this.capabilities.lane_novnc_urls[lane] ?? this.capabilities.novnc_url ?? null;
   }
 
-  /** Host figures from hello or a heartbeat. */
-  report(s: { cpu_pct?: number; mem_pct?: number; disk_pct?: number }): void {
-    if (s.cpu_pct !== undefined) this.cpu_pct = s.cpu_pct;
-    if (s.mem_pct !== undefined) this.mem_pct = s.mem_pct;
-    if (s.disk_pct !== undefined) {
-      this.disk_pct = s.disk_pct;
-      this.disk_known = true;
-    }
+  /** The scheduler's view of this link: an immutable snapshot. */
+  schedulable(): Readonly<SchedulableWorker> {
+    this.view ??= Object.freeze({
+      worker_id: this.worker_id,
+      status: this._status,
+      in_flight: this.busy,
+      max_concurrent: this.max_concurrent,
+      lane_novnc_urls: this.capabilities.lane_novnc_urls,
+      novnc_url: this.capabilities.novnc_url,
+      disk_pct: this._disk_pct,
+      ready: this.ready,
+      last_seen_ms: this._last_seen_ms,
+      kinds: this.kinds,
+      left_at_ms: this._left_at_ms,
+    });
+    return this.view;
   }
 
-  /** Reserve a free lane for a job or session; undefined when every lane is held. */
-  reserve(hold: LaneHold): number | undefined {
+  // ---- state, by name ----
+
+  /** A frame arrived: the worker is alive. */
+  seen(now: number): void {
+    this._last_seen_ms = now;
+    this.view = undefined;
+  }
+
+  /** Host figures from hello or a heartbeat. */
+  report(s: { cpu_pct?: number; mem_pct?: number; disk_pct?: number }): void {
+    if (s.cpu_pct !== undefined) this._cpu_pct = s.cpu_pct;
+    if (s.mem_pct !== undefined) this._mem_pct = s.mem_pct;
+    if (s.disk_pct !== undefined) {
+      this._disk_pct = s.disk_pct;
+      this.diskKnown = true;
+    }
+    this.view = undefined;
+  }
+
+  /** The worker said its disk is full: skipped until a heartbeat says otherwise. */
+  markDiskFull(limitPct: number): void {
+    this._disk_pct = Math.max(this._disk_pct, limitPct);
+    this.view = undefined;
+  }
+
+  /** A newer link of this worker said hello: this one takes no more work. */
+  supersede(): void {
+    this._superseded = true;
+    this.view = undefined;
+  }
+
+  /** The worker said goodbye: not alive from now on, whatever its last heartbeat. */
+  leave(now: number): void {
+    this._left_at_ms = now;
+    this.view = undefined;
+  }
+
+  /** Status as this hub applies it (an operator's change, or a worker shutting down). */
+  setStatus(status: string): void {
+    this._status = status;
+    this.view = undefined;
+  }
+
+  // ---- lanes: called by the lane book only (lane-book.ts wakes waiters) ----
+
+  /** Hold a free lane for a job or session; undefined when every lane is held. */
+  holdLane(hold: LaneHold): number | undefined {
     const lane = this.holds.indexOf(null);
     if (lane < 0) return undefined;
     this.holds[lane] = hold;
     this.busy++;
+    this.view = undefined;
     return lane;
   }
 
   /** Mark a lane held by work the worker already runs (it re-linked holding it). */
-  adopt(lane: number, hold: LaneHold): boolean {
+  adoptLane(lane: number, hold: LaneHold): boolean {
     if (lane >= this.holds.length || this.holds[lane] !== null) return false;
     this.holds[lane] = hold;
     this.busy++;
+    this.view = undefined;
     return true;
   }
 
   /** Free the lane held by this job or session id; returns the lane, or undefined if none. */
-  release(id: string): number | undefined {
+  freeLane(id: string): number | undefined {
     for (let i = 0; i < this.holds.length; i++) {
       if (this.holds[i]?.id === id) {
         this.holds[i] = null;
         this.busy--;
+        this.view = undefined;
         return i;
       }
     }
@@ -137,21 +232,75 @@ export class WorkerLink implements SchedulableWorker {
     }));
   }
 
+  // ---- verbs: the only writes to the worker ----
+
+  /** The welcome ends a hello; rejects when the link is gone (the hello then fails). */
+  welcome(body: Frame<'welcome'>): Promise<void> {
+    return this.socket.send(encode({ type: 'welcome', ...body }));
+  }
+
+  /** Hands a job to a lane; rejects when the frame could not be sent (the claim is undone). */
+  assign(a: { jobId: string; assignmentId: string; lane: number; deadline: number; runnable: RunnableJob }): Promise<void> {
+    return this.socket.send(encode({ type: 'assign', job_id: a.jobId, assignment_id: a.assignmentId, lane: a.lane, deadline: a.deadline, ...a.runnable }));
+  }
+
+  /** Tells the worker to stop a job; false when the frame could not be sent. */
+  cancel(jobId: string, reason: string): Promise<boolean> {
+    return this.quietly({ type: 'cancel', job_id: jobId, reason });
+  }
+
+  /** The result is stored: the worker stops resending it. */
+  async ack(jobId: string): Promise<void> {
+    await this.quietly({ type: 'result_ack', job_id: jobId });
+  }
+
+  /** Applies a status change here and tells the worker (drain keeps running jobs). */
+  async pushStatus(status: WorkerStatus): Promise<void> {
+    this.setStatus(status);
+    await this.quietly({ type: 'status', status });
+  }
+
+  /** An error reply (a refused or malformed message). */
+  async error(message: string, details?: unknown): Promise<void> {
+    await this.quietly({ type: 'error', message, ...(details === undefined ? {} : { details }) } as HubMessageBody);
+  }
+
+  /** A session request (open, command, close); rejects when the frame could not be sent. */
+  sessionRequest(body: Extract<HubMessageBody, { type: 'session_open' | 'session_command' | 'session_close' }>): Promise<void> {
+    return this.socket.send(encode(body));
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  /** True when the worker answers a WebSocket ping within ms (its process runs; the socket is not half-open). */
+  answersPing(ms: number): Promise<boolean> {
+    return this.socket.answersPing?.(ms) ?? Promise.resolve(false);
+  }
+
+  private quietly(body: HubMessageBody): Promise<boolean> {
+    return this.socket.send(encode(body)).then(
+      () => true,
+      () => false,
+    );
+  }
+
   snapshot(): WorkerSnapshot {
     return {
       worker_id: this.worker_id,
       hub_id: this.meta.hubId,
       lan_ip: this.meta.lanIp,
       hostname: this.meta.hostname,
-      status: this.status,
+      status: this._status,
       in_flight: this.in_flight,
       max_concurrent: this.max_concurrent,
       lane_novnc_urls: [...this.capabilities.lane_novnc_urls],
       novnc_url: this.capabilities.novnc_url,
-      disk_pct: this.disk_pct,
-      cpu_pct: this.cpu_pct,
-      mem_pct: this.mem_pct,
-      last_seen_ms: this.last_seen_ms,
+      disk_pct: this._disk_pct,
+      cpu_pct: this._cpu_pct,
+      mem_pct: this._mem_pct,
+      last_seen_ms: this._last_seen_ms,
       version: this.capabilities.version,
       platform: this.capabilities.platform,
       lanes: this.lanes(),

@@ -5,14 +5,16 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { decideRedrive } from '../domain/redrive.ts';
 import type { Dispatcher } from '../hub/dispatcher.ts';
+import type { JobLedger } from '../hub/job-ledger.ts';
+import type { LaneBook } from '../hub/lane-book.ts';
 import type { LocalFleet } from '../hub/local-fleet.ts';
 import type { HubMetrics } from '../hub/metrics.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { PeriodicLoop } from './periodic-loop.ts';
 
-export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFleet; dispatcher: Dispatcher; clock: Clock; log: Logger; metrics: HubMetrics }): PeriodicLoop {
-  const { config, store, fleet, dispatcher, clock, log, metrics } = d;
+export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFleet; lanes: LaneBook; ledger: JobLedger; dispatcher: Dispatcher; clock: Clock; log: Logger; metrics: HubMetrics }): PeriodicLoop {
+  const { config, store, fleet, lanes, ledger, dispatcher, clock, log, metrics } = d;
   // A freed lane wakes the loop only while queued jobs may exist: with an empty queue, every
   // job result would otherwise cost a pointless read.
   let maybeQueued = true;
@@ -46,10 +48,10 @@ export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFl
     log,
   );
   if (!config.queueRedriveDisable) {
-    fleet.on('lane-free', () => {
+    lanes.on('spare', () => {
       if (maybeQueued) loop.wake();
     });
-    fleet.on('released', () => {
+    ledger.on('released', () => {
       maybeQueued = true;
       loop.wake();
     });

@@ -4,7 +4,7 @@
 
 export interface WorkerCredential {
   worker_id: string;
-  /** sha256(secret), hex: see domain/worker-proof.ts for why this is enough. */
+  /** sha256(secret), hex: see wire/worker-proof.ts for why this is enough. */
   secret_hash: string;
   lan_ip: string;
   hostname: string;

@@ -1,6 +1,6 @@
 // The jobs table and the durable worker settings, behind one interface so the same code runs
 // on Postgres (`pg`) and on embedded PGlite. The statements live in adapters/sql/statements.ts.
-import type { JobKind, JobStatus } from '../domain/job-spec.ts';
+import type { JobKind, JobStatus } from '../wire/job-spec.ts';
 import type { CredentialStore } from './credential-store.ts';
 
 /** A job as lists show it: everything but the spec and the result. */

@@ -1,6 +1,6 @@
 // The fleet shared between hubs (SPEC.md § Redis keys). The Redis adapter is the real one;
 // the in-process one serves single-hub mode with the same behaviour.
-import type { LaneState } from '../protocol.ts';
+import type { LaneState } from '../wire/protocol.ts';
 
 /** One worker as every hub sees it: capabilities from hello, values from the last heartbeat. */
 export interface WorkerSnapshot {

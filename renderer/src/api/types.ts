@@ -1,6 +1,6 @@
 // The hub's admin API as it travels on the wire (SPEC.md § HTTP API). Worker status names are plain
 // strings on purpose: the list of valid ones comes from GET /admin/config, not from here.
-import type { JobJson, JobPageJson, JobSummaryJson } from '../../../hub-core/src/wire.ts';
+import type { JobJson, JobPageJson, JobSummaryJson } from 'paprika/wire';
 
 /** A job as the API sends it: one definition with the client SDK. */
 export type Job = JobJson;

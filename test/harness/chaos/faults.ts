@@ -1,7 +1,7 @@
 // The faults a chaos run injects, one at a time, each healed before the next: SIGKILL and
 // SIGTERM of hubs and agents, a paused Redis, a restarted Postgres, and dropped links (nginx
 // killed and started again). Which fault, which target and how long come from the seed.
-import type { Random } from '../../../hub-core/src/ports/random.ts';
+import type { Random } from '../../../hub-core/src/wire/random.ts';
 import type { ChaosCluster } from './cluster.ts';
 
 export const FAULT_KINDS = ['hub_sigkill', 'hub_sigterm', 'agent_sigkill', 'agent_sigterm', 'redis_pause', 'postgres_restart', 'links_drop'] as const;

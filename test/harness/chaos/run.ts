@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { createClient, PaprikaApiError } from '../../../hub-core/client/index.ts';
-import { seededRandom, type Random } from '../../../hub-core/src/ports/random.ts';
+import { seededRandom, type Random } from '../../../hub-core/src/wire/random.ts';
 import { metricSum } from '../prometheus.ts';
 import { CHAOS_ENV, ChaosCluster } from './cluster.ts';
 import { judge, runsFromLogs, type DbJob, type Run, type Verdict } from './evidence.ts';

@@ -1,9 +1,9 @@
-// The README's job spec reference is the schemas' own: rendered from hub-core/src/domain/job-spec.ts
+// The README's job spec reference is the schemas' own: rendered from hub-core/src/wire/job-spec.ts
 // by scripts/readme, and the README holds exactly that rendering.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JobRequest, MacroStep } from '../../../hub-core/src/domain/job-spec.ts';
+import { JobRequest, MacroStep } from '../../../hub-core/src/wire/job-spec.ts';
 import { KIND_NOTES, noteProblems, OP_NOTES, renderJobSpecReference } from '../../../scripts/readme/job-spec-reference.ts';
 import { readBlock, renderReadme } from '../../../scripts/readme/readme-blocks.ts';
 

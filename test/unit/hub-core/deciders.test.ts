@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, jitteredMs } from '../../../hub-core/src/domain/jitter.ts';
+import { backoffMs, jitteredMs } from '../../../hub-core/src/wire/backoff.ts';
 import { decideReconcile } from '../../../hub-core/src/domain/reconcile.ts';
 import { decideRedrive } from '../../../hub-core/src/domain/redrive.ts';
-import { seededRandom } from '../../../hub-core/src/ports/random.ts';
+import { seededRandom } from '../../../hub-core/src/wire/random.ts';
 
 const T = 10_000_000;
 const d = (ms: number) => new Date(T + ms);

@@ -11,7 +11,7 @@ import { loadConfig } from '../../../hub-core/src/config.ts';
 import { FleetViewReader } from '../../../hub-core/src/hub/fleet-view.ts';
 import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
-import { mathRandom } from '../../../hub-core/src/ports/random.ts';
+import { mathRandom } from '../../../hub-core/src/wire/random.ts';
 import type { WorkerSnapshot } from '../../../hub-core/src/ports/registry.ts';
 
 class StallingRegistry extends MemoryRegistry {

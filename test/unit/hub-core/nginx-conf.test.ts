@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nginxConf, parseNginxFlags } from '../../../hub-core/src/cli/nginx-conf.ts';
+import { nginxConf, parseNginxFlags } from '../../../launcher/nginx-conf.ts';
 import { NGINX_BIN } from '../../harness/nginx.ts';
 
 describe('paprika nginx-conf', () => {

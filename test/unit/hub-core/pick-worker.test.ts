@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { excludedBy, freeLanes, isCandidate, pickWorker, summariseCapacity, takesWork, type SchedulableWorker } from '../../../hub-core/src/domain/pick-worker.ts';
-import { seededRandom } from '../../../hub-core/src/ports/random.ts';
+import { seededRandom } from '../../../hub-core/src/wire/random.ts';
 
 const NOW = 1_000_000;
 const cfg = { diskMaxPct: 90, workerTtlMs: 120_000, nowMs: NOW };

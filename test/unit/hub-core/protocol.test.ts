@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encode, parseHubMessage, parseWorkerMessage } from '../../../hub-core/src/protocol.ts';
+import { encode, parseHubMessage, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
 
 describe('worker link protocol', () => {
   it('round-trips a heartbeat with v: 1 stamped on', () => {

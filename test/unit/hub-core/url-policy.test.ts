@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkTarget, checkUrl, needsResolution, ownAddressRules, parsePolicy, parseRules, UrlRuleError } from '../../../hub-core/src/domain/url-policy.ts';
+import { checkTarget, checkUrl, needsResolution, ownAddressRules, parsePolicy, parseRules, UrlRuleError } from '../../../hub-core/src/wire/url-policy.ts';
 
 const builtin = parsePolicy({ deny: [] });
 const withHub = parsePolicy({ deny: ownAddressRules('0.0.0.0', 8080) });

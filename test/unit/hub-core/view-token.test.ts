@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newViewKey, signViewToken, verifyViewToken, viewOriginAllowed, withViewToken, type ViewTokenPayload } from '../../../hub-core/src/domain/view-token.ts';
+import { newViewKey, signViewToken, verifyViewToken, viewOriginAllowed, withViewToken, type ViewTokenPayload } from '../../../hub-core/src/wire/view-token.ts';
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const key = newViewKey();

@@ -1,7 +1,7 @@
-// The link proof (domain/worker-proof.ts) and the registration token bucket, as tables of cases.
+// The link proof (wire/worker-proof.ts) and the registration token bucket, as tables of cases.
 import { describe, expect, it } from 'vitest';
 import { takeToken, type Bucket } from '../../../hub-core/src/domain/token-bucket.ts';
-import { linkProof, proofMatches, secretMatches, secretVerifier } from '../../../hub-core/src/domain/worker-proof.ts';
+import { linkProof, proofMatches, secretMatches, secretVerifier } from '../../../hub-core/src/wire/worker-proof.ts';
 
 const SECRET = 'ab'.repeat(32);
 const NONCE = '5c'.repeat(32);

@@ -1,10 +1,11 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentConfigError, loadAgentConfig } from '../../../worker-agent/src/agent-config.ts';
+import { ConfigError, loadAgentConfig } from '../../../worker-agent/src/agent-config.ts';
 
 describe('loadAgentConfig', () => {
   it('defaults to 100 jobs and 1024 MiB', () => {
-    expect(loadAgentConfig({})).toEqual({ laneRecycleJobs: 100, laneMaxRssMb: 1024 });
-    expect(loadAgentConfig({ PAPRIKA_LANE_RECYCLE_JOBS: ' 3 ', PAPRIKA_LANE_MAX_RSS_MB: '512' })).toEqual({ laneRecycleJobs: 3, laneMaxRssMb: 512 });
+    expect(loadAgentConfig({})).toMatchObject({ laneRecycleJobs: 100, laneMaxRssMb: 1024 });
+    expect(loadAgentConfig({ PAPRIKA_LANE_RECYCLE_JOBS: ' 3 ', PAPRIKA_LANE_MAX_RSS_MB: '512' })).toMatchObject({ laneRecycleJobs: 3, laneMaxRssMb: 512 });
   });
 
   it.each([
@@ -13,7 +14,24 @@ describe('loadAgentConfig', () => {
     ['PAPRIKA_LANE_MAX_RSS_MB', 'lots'],
     ['PAPRIKA_LANE_MAX_RSS_MB', '-1'],
   ])('rejects %s=%s naming the variable', (name, value) => {
-    expect(() => loadAgentConfig({ [name]: value })).toThrow(AgentConfigError);
+    expect(() => loadAgentConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadAgentConfig({ [name]: value })).toThrow(new RegExp(`^${name}: expected a whole number`));
+  });
+
+  it("has the hub's defaults for the variables both read, and checks them the same way", () => {
+    const c = loadAgentConfig({});
+    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'workerToken']);
+    expect(c).toMatchObject({ logLevel: 'info', chromePath: undefined, workerToken: undefined, heartbeatS: 15, diskMaxPct: 90 });
+    expect(c.dataDir).toBe(path.resolve('.paprika'));
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(loadAgentConfig({ PAPRIKA_WORKER_TOKEN: 'w', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_DISK_MAX_PCT: '80', PAPRIKA_CHROME_PATH: '/c', PAPRIKA_LOG_LEVEL: 'warn' })).toMatchObject({ workerToken: 'w', heartbeatS: 0.5, diskMaxPct: 80, chromePath: '/c', logLevel: 'warn' });
+    expect(() => loadAgentConfig({ PAPRIKA_HEARTBEAT_S: '0' })).toThrow(/^PAPRIKA_HEARTBEAT_S: must be greater than 0/);
+    expect(() => loadAgentConfig({ PAPRIKA_DISK_MAX_PCT: '101' })).toThrow(/^PAPRIKA_DISK_MAX_PCT: must be at most 100/);
+    expect(() => loadAgentConfig({ PAPRIKA_LOG_LEVEL: 'loud' })).toThrow(ConfigError);
+  });
+
+  it("ignores the hub's variables, even malformed ones that stop a hub", () => {
+    const hubOnly = { DATABASE_URL: 'mysql://x', REDIS_URL: 'not a url', PAPRIKA_URL_DENY: '10.0.0.0/40', PAPRIKA_BIND: '0.0.0.0', PAPRIKA_PORT: 'abc', PAPRIKA_WORKER_TTL_S: '1' };
+    expect(loadAgentConfig(hubOnly)).toEqual(loadAgentConfig({}));
   });
 });

@@ -4,8 +4,7 @@
 // workers, permissions go with it), and the Chrome is recycled between pieces of work after
 // PAPRIKA_LANE_RECYCLE_JOBS of them or when its memory passes PAPRIKA_LANE_MAX_RSS_MB.
 import type { BrowserContext, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
-import { ownAddressRules } from '../../../hub-core/src/domain/url-policy.ts';
-import type { LaneRecycles } from '../../../hub-core/src/protocol.ts';
+import { type LaneRecycles, ownAddressRules } from 'paprika/wire';
 import { EgressGuard } from '../egress/egress-guard.ts';
 import { DENIED_HEADER, EgressProxy } from '../egress/egress-proxy.ts';
 import { endChrome, killChromeNow, launchChrome, type RunningChrome } from './chrome-process.ts';

@@ -3,7 +3,7 @@
 // is the seed's first safety layer: a Chrome that dies, disconnects or hangs fails only the work
 // in hand, with the reason, and is relaunched so the lane's next job runs on a healthy browser.
 import type { GoToOptions, Page } from 'puppeteer-core';
-import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
+import type { RunnableJob, SessionCommand } from 'paprika/wire';
 import type { JobContext, JobOutcome, Lane, LanePool } from '../lanes/lane.ts';
 import type { ViewableLane } from '../live-view/viewable-lane.ts';
 import { runFetch } from '../runners/fetch-runner.ts';

@@ -2,7 +2,7 @@
 // live-view server (its port goes into every lane's view URL), build the pool.
 // `worker-agent/src/chrome-worker-pool.ts` can delegate to this as it stands.
 import fs from 'node:fs';
-import { ownAddressRules } from '../../../hub-core/src/domain/url-policy.ts';
+import { ownAddressRules } from 'paprika/wire';
 import { EgressGuard } from '../egress/egress-guard.ts';
 import type { LanePool } from '../lanes/lane.ts';
 import { startLiveView } from '../live-view/live-view-server.ts';

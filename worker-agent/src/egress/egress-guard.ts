@@ -3,7 +3,7 @@
 // name is judged by every address it resolves to (DNS rebinding: a harmless name pointing at
 // 169.254.169.254 is denied like the address itself).
 import dns from 'node:dns/promises';
-import { checkTarget, checkUrl, needsResolution, networkTarget, parsePolicy, type UrlPolicy, type UrlPolicyLists, type UrlVerdict } from '../../../hub-core/src/domain/url-policy.ts';
+import { checkTarget, checkUrl, needsResolution, networkTarget, parsePolicy, type UrlPolicy, type UrlPolicyLists, type UrlVerdict } from 'paprika/wire';
 
 const DNS_TTL_MS = 5000;
 const DNS_CACHE_MAX = 1000;

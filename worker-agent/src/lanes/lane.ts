@@ -1,9 +1,7 @@
 // What the agent needs from one lane, whatever runs it: a simulated lane (no browser, for
 // load and fault tests) or a Chrome lane driven by puppeteer. The agent owns the link, the
 // bookkeeping and the deadlines; a lane only runs one job or one session at a time.
-import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
-import type { WorkKind } from '../../../hub-core/src/domain/pick-worker.ts';
-import type { Asset, LaneRecycles, UrlPolicyLists } from '../../../hub-core/src/protocol.ts';
+import type { Asset, LaneRecycles, RunnableJob, SessionCommand, UrlPolicyLists, WorkKind } from 'paprika/wire';
 
 export interface JobContext {
   readonly jobId: string;

@@ -1,6 +1,6 @@
 // Lanes without a browser (`--simulate-lanes N`): they run `sleep` jobs and the `ping`
 // session op only, so load and fault tests can run hundreds of lanes on one machine.
-import type { RunnableJob, SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
+import type { RunnableJob, SessionCommand } from 'paprika/wire';
 import type { JobContext, JobOutcome, Lane, LanePool } from './lane.ts';
 
 export class SimulatedLane implements Lane {

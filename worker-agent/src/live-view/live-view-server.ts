@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PaprikaError } from '../../../hub-core/src/errors.ts';
+import { PaprikaError } from 'paprika/wire';
 import { followLaneScreen } from './screencast.ts';
 import { authorizeView, type ViewKeyring } from './view-access.ts';
 import { viewPageHeaders, viewPageHtml } from './view-page.ts';

@@ -2,8 +2,7 @@
 // view key (the hub that holds the link signs them for admin callers only), used from an
 // allowed Origin. The key lives in memory only, and only while a link is up.
 import type { IncomingMessage } from 'node:http';
-import { VIEW_TOKEN_PARAM, verifyViewToken, viewOriginAllowed } from '../../../hub-core/src/domain/view-token.ts';
-import { PaprikaError } from '../../../hub-core/src/errors.ts';
+import { PaprikaError, verifyViewToken, VIEW_TOKEN_PARAM, viewOriginAllowed } from 'paprika/wire';
 
 export class ViewKeyring {
   private current: { workerId: string; key: string } | undefined;

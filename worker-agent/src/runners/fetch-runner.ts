@@ -1,5 +1,5 @@
 // `fetch` {url, wait_until?, screenshot?}: load one URL and report what came back.
-import type { FetchSpec } from '../../../hub-core/src/domain/job-spec.ts';
+import type { FetchSpec } from 'paprika/wire';
 import { gotoPage, msUntil, pngAsset, type PageWork, type RunnerOutput } from './page-job.ts';
 
 export interface FetchResult {

@@ -1,5 +1,5 @@
 // `macro` {steps}: run the steps in order on one page; the first failing step fails the job.
-import type { MacroSpec } from '../../../hub-core/src/domain/job-spec.ts';
+import type { MacroSpec } from 'paprika/wire';
 import { runStep, stepFailure } from './macro-steps.ts';
 import type { PageWork, RunnerOutput } from './page-job.ts';
 

@@ -1,6 +1,5 @@
 // One macro op on a page. Shared by `macro` jobs and session commands so both behave alike.
-import type { MacroStep } from '../../../hub-core/src/domain/job-spec.ts';
-import type { Asset } from '../../../hub-core/src/protocol.ts';
+import type { Asset, MacroStep } from 'paprika/wire';
 import { UrlDenied } from '../chrome/lane-errors.ts';
 import { gotoPage, msUntil, pngAsset, type PageWork } from './page-job.ts';
 

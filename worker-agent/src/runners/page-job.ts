@@ -1,7 +1,7 @@
 // What every runner receives and returns. Runners only drive a page; the lane owns the browser,
 // the abort/crash race and the page's lifetime.
 import type { GoToOptions, HTTPResponse, Page } from 'puppeteer-core';
-import type { Asset } from '../../../hub-core/src/protocol.ts';
+import type { Asset } from 'paprika/wire';
 
 export interface PageWork {
   readonly page: Page;

@@ -1,5 +1,5 @@
 // A session command: one macro op on the session's page (kept open between commands), or ping.
-import type { SessionCommand } from '../../../hub-core/src/domain/job-spec.ts';
+import type { SessionCommand } from 'paprika/wire';
 import { runStep } from './macro-steps.ts';
 import type { PageWork } from './page-job.ts';
 

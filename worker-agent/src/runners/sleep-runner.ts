@@ -1,5 +1,5 @@
 // `sleep` {ms}: holds the lane without touching the browser (load tests, lane-holding probes).
-import type { SleepSpec } from '../../../hub-core/src/domain/job-spec.ts';
+import type { SleepSpec } from 'paprika/wire';
 import type { RunnerOutput } from './page-job.ts';
 
 /** Resolves after `ms`; an abort clears the timer (the lane's race reports the abort itself). */

@@ -1,5 +1,5 @@
-import type { JobStatus } from '../../domain/job-spec.ts';
-import { JOB_STATUSES } from '../../domain/job-spec.ts';
+import type { JobStatus } from '../../wire/job-spec.ts';
+import { JOB_STATUSES } from '../../wire/job-spec.ts';
 import type { AuditEntry, Claim, Finish, JobRow, JobStore, JobSummaryRow, NewJob, StatsBucket, WorkerStatus } from '../../ports/job-store.ts';
 import { migrate } from './migrate.ts';
 import { pgClient } from './pg-client.ts';

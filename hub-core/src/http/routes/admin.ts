@@ -1,15 +1,21 @@
 // /admin/*: the fleet-wide worker table, drain/standby, the hub registry, stats, config.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { JOB_STATUSES } from '../../domain/job-spec.ts';
-import { PaprikaError } from '../../errors.ts';
-import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
-import type { Hub } from '../../hub/hub.ts';
-import { forgetOfflineWorker } from '../../hub/forget-worker.ts';
-import { ViewGrants } from '../../hub/view-grants.ts';
+import type { Config } from '../../config.ts';
+import { JOB_STATUSES } from '../../wire/job-spec.ts';
+import { PaprikaError } from '../../wire/errors.ts';
+import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
+import type { FleetViewReader } from '../../hub/fleet-view.ts';
+import type { StatsSampler } from '../../hub/stats.ts';
+import type { ViewGrants } from '../../hub/view-grants.ts';
+import type { WorkerAdmin } from '../../hub/worker-admin.ts';
+import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { JobStore } from '../../ports/job-store.ts';
+import { HUB_HISTORY_S, type Registry } from '../../ports/registry.ts';
+import { hopOf } from '../hop.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
-import { HUB_HISTORY_S } from '../../ports/registry.ts';
 
 export const WORKER_STATUSES = ['active', 'drain', 'standby'] as const;
 const StatusBody = z.strictObject({ status: z.enum(WORKER_STATUSES) });
@@ -18,48 +24,47 @@ const LaneOfWorker = WorkerId.extend({ index: z.coerce.number().int().min(0).max
 /** Only a forwarding hub sends a body: the Origin of the request it received. */
 const ViewBody = z.strictObject({ origin: z.string().max(2000).optional() }).optional();
 
-export function adminRoutes(hub: Hub) {
-  const views = new ViewGrants(hub);
+export interface AdminRouteDeps {
+  config: Pick<Config, 'hubId' | 'diskMaxPct' | 'workerTtlS' | 'heartbeatS'>;
+  clock: Clock;
+  fleetView: Pick<FleetViewReader, 'read'>;
+  registry: Pick<Registry, 'listHubs'>;
+  /** Reads only (counts, throughput, the audit log). */
+  reads: Pick<JobStore, 'countByStatus' | 'throughput' | 'listAudit'>;
+  stats: Pick<StatsSampler, 'series' | 'latest'>;
+  workerAdmin: Pick<WorkerAdmin, 'setStatus' | 'forget'>;
+  enrollment: Pick<WorkerEnrollment, 'resetCredentials'>;
+  views: Pick<ViewGrants, 'grant'>;
+}
+
+export function adminRoutes({ config, clock, fleetView, registry, reads, stats, workerAdmin, enrollment, views }: AdminRouteDeps) {
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
 
   return async (app: FastifyInstance) => {
     app.get('/admin/workers', async () => {
-      const view = await hub.fleetView.read();
+      const view = await fleetView.read();
       return { workers: view.workers.map(workerJson), as_of: new Date(view.as_of).toISOString(), stale: view.stale };
     });
 
     app.patch('/admin/workers/:id', async (req, reply) => {
       const { id } = parseOr400(WorkerId, req.params, 'worker id');
       const { status } = parseOr400(StatusBody, req.body, 'status change');
-      // Durable first: the status outlives the link and this hub (re-read at every hello).
-      await hub.store.setWorkerStatus(id, status, actorOf(req), new Date(hub.clock.now()));
-      let appliedBy = hub.config.hubId;
-      if (!(await hub.links.pushStatus(id, status)) && !req.headers[FORWARDED_HEADER]) {
-        const owner = await hub.registry.getOwner(id).catch(() => undefined);
-        const url = owner && owner !== hub.config.hubId ? await hub.forwarder.hubUrl(owner) : undefined;
-        if (url) {
-          const res = await hub.forwarder.forward('admin.workers', url, 'PATCH', `/admin/workers/${id}`, { status }, callerAuth(req));
-          if (res.status === 200) return reply.send(res.body);
-          appliedBy = 'nobody';
-        } else appliedBy = 'nobody'; // offline: the stored status applies when it links
-      }
-      await hub.publisher.flush();
-      const view = await hub.fleetView.read();
-      const row = view.workers.find((w) => w.worker_id === id);
-      return { ...(row ? workerJson({ ...row, status }) : { worker_id: id, status, alive: false }), applied_by: appliedBy };
+      const out = await workerAdmin.setStatus(id, status, actorOf(req), hopOf(req));
+      if (out.kind === 'forwarded') return reply.send(out.body);
+      return { ...(out.row ? workerJson({ ...out.row, status }) : { worker_id: id, status, alive: false }), applied_by: out.appliedBy };
     });
 
     // Forget an offline worker now (PAPRIKA_WORKER_FORGET_S does it by itself later); 409 while alive.
     app.delete('/admin/workers/:id', async (req) => {
       const { id } = parseOr400(WorkerId, req.params, 'worker id');
-      return forgetOfflineWorker(hub, id, actorOf(req));
+      return workerAdmin.forget(id, actorOf(req));
     });
 
     // The operator's answer to `worker_enrolled`: the id may enroll again (a lost credential
     // file, a replaced machine). Any hub can do it: the credential lives in Postgres.
     app.post('/admin/workers/:id/reset-credentials', async (req) => {
       const { id } = parseOr400(WorkerId, req.params, 'worker id');
-      const hadCredential = await hub.enrollment.resetCredentials(id, actorOf(req));
+      const hadCredential = await enrollment.resetCredentials(id, actorOf(req));
       return { worker_id: id, had_credential: hadCredential };
     });
 
@@ -67,35 +72,35 @@ export function adminRoutes(hub: Hub) {
     app.post('/admin/workers/:id/lanes/:index/view', async (req, reply) => {
       const { id, index } = parseOr400(LaneOfWorker, req.params, 'lane');
       const body = parseOr400(ViewBody, req.body ?? undefined, 'view request');
-      const forwarded = Boolean(req.headers[FORWARDED_HEADER]);
+      const { forwarded, auth } = hopOf(req);
       const origin = forwarded ? body?.origin : req.headers.origin;
-      const answer = await views.grant({ workerId: id, lane: index, origin, forwarded, auth: callerAuth(req) });
+      const answer = await views.grant({ workerId: id, lane: index, origin, forwarded, auth });
       return reply.status(answer.status).header('cache-control', 'no-store').send(answer.body);
     });
 
     app.get('/admin/hubs', async () => {
-      const hubs = await hub.registry.listHubs(hub.clock.now(), HUB_HISTORY_S);
-      return { hubs: hubs.map((h) => hubJson(h, hub.config.hubId)) };
+      const hubs = await registry.listHubs(clock.now(), HUB_HISTORY_S);
+      return { hubs: hubs.map((h) => hubJson(h, config.hubId)) };
     });
 
     app.get('/admin/stats', async () => {
-      const now = hub.clock.now();
-      const [counts, throughput] = await Promise.all([hub.store.countByStatus(), hub.store.throughput(new Date(now - 3600_000))]);
+      const now = clock.now();
+      const [counts, throughput] = await Promise.all([reads.countByStatus(), reads.throughput(new Date(now - 3600_000))]);
       return {
         counts,
         throughput: throughput.map((b) => ({ minute: new Date(b.minute).toISOString(), succeeded: b.succeeded, failed: b.failed })),
-        series: hub.stats.series.map((p) => ({ t: new Date(p.t).toISOString(), queued: p.queued, in_flight: p.in_flight, capacity: p.capacity })),
+        series: stats.series.map((p) => ({ t: new Date(p.t).toISOString(), queued: p.queued, in_flight: p.in_flight, capacity: p.capacity })),
         // Capacity counts only workers that take work; `excluded` says why the others do not.
-        capacity: hub.stats.latest ?? null,
+        capacity: stats.latest ?? null,
         as_of: new Date(now).toISOString(),
       };
     });
 
     app.get('/admin/config', async () => ({
-      hub_id: hub.config.hubId,
-      disk_max_pct: hub.config.diskMaxPct,
-      worker_ttl_s: hub.config.workerTtlS,
-      heartbeat_s: hub.config.heartbeatS,
+      hub_id: config.hubId,
+      disk_max_pct: config.diskMaxPct,
+      worker_ttl_s: config.workerTtlS,
+      heartbeat_s: config.heartbeatS,
       statuses: WORKER_STATUSES,
       job_statuses: JOB_STATUSES,
       version: HUB_VERSION,
@@ -103,7 +108,7 @@ export function adminRoutes(hub: Hub) {
 
     app.get('/admin/audit', async (req) => {
       const { limit } = parseOr400(z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) }), req.query, 'query');
-      const rows = await hub.store.listAudit(limit);
+      const rows = await reads.listAudit(limit);
       return { entries: rows.map((r) => ({ ...r, at: new Date(r.at).toISOString() })) };
     });
 

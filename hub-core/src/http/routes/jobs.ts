@@ -1,12 +1,16 @@
 // /jobs: submit (inline assignment, then queued), read, list, cancel, assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { JOB_STATUSES, JobRequest } from '../../domain/job-spec.ts';
+import { JOB_STATUSES, JobRequest } from '../../wire/job-spec.ts';
 import { findUnstorableText } from '../../domain/storable-text.ts';
-import { PaprikaError } from '../../errors.ts';
-import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
-import type { Hub } from '../../hub/hub.ts';
+import { PaprikaError } from '../../wire/errors.ts';
+import type { JobService } from '../../hub/job-service.ts';
+import type { PeerRouting } from '../../hub/peer-routing.ts';
+import type { UrlGuard } from '../../hub/url-guard.ts';
+import type { AssetStore } from '../../ports/asset-store.ts';
+import type { JobStore } from '../../ports/job-store.ts';
 import { assetHeaders } from '../content-types.ts';
+import { hopOf } from '../hop.ts';
 import { decodeJobCursor, encodeJobCursor } from '../job-cursor.ts';
 import { jobJson, jobSummaryJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
@@ -21,13 +25,22 @@ const ListQuery = z.strictObject({
 });
 const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
-export function jobRoutes(hub: Hub) {
+export interface JobRouteDeps {
+  jobs: Pick<JobService, 'submit' | 'cancel'>;
+  /** Reads only: every change of a job goes through the job services. */
+  reads: Pick<JobStore, 'getJob' | 'listJobs'>;
+  assets: Pick<AssetStore, 'get' | 'list'>;
+  urls: Pick<UrlGuard, 'assertJob'>;
+  peers: Pick<PeerRouting, 'placeOnPeer' | 'cancelAtOwner'>;
+}
+
+export function jobRoutes({ jobs, reads, assets, urls, peers }: JobRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
       const unstorable = findUnstorableText(body.spec, 'spec');
       if (unstorable) throw new PaprikaError('bad_request', [{ path: unstorable.path, message: `${unstorable.reason}: text the job database cannot store` }], 'Invalid job');
-      hub.urls.assertJob(body);
+      urls.assertJob(body);
       const rawKey = req.headers['idempotency-key'];
       const key = rawKey === undefined ? null : parseOr400(IdempotencyKey, rawKey, 'Idempotency-Key header');
       const abort = new AbortController();
@@ -36,15 +49,10 @@ export function jobRoutes(hub: Hub) {
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) abort.abort();
       });
-      const { job, created } = await hub.jobs.submit(body, key, abort.signal);
+      const { job, created } = await jobs.submit(body, key, abort.signal);
       // No free local lane after the wait: one hop to the peer with the most free lanes.
-      if (created && job.status === 'queued' && !req.headers[FORWARDED_HEADER]) {
-        const peer = await hub.forwarder.bestPeer().catch(() => undefined);
-        if (peer) {
-          const forwarded = await hub.forwarder.forward('jobs.assign', peer.url, 'POST', `/internal/jobs/${job.id}/assign`, {}).catch(() => undefined);
-          if (forwarded?.status === 200) return reply.status(201).send(forwarded.body);
-        }
-      }
+      const placed = created ? await peers.placeOnPeer(job, hopOf(req)) : undefined;
+      if (placed !== undefined) return reply.status(201).send(placed);
       return reply.status(created ? 201 : 200).send(jobJson(job));
     });
 
@@ -54,34 +62,30 @@ export function jobRoutes(hub: Hub) {
       if (q.before !== undefined && !before) throw new PaprikaError('bad_request', [{ path: 'before', message: 'not a cursor this API made (use next_cursor)' }], 'Invalid query');
       // Summaries only: a list of jobs with multi-megabyte results made answers of 120 MB and
       // a 500 past 512 MB of JSON; the spec and result are in GET /jobs/:id.
-      const rows = await hub.store.listJobs({ status: q.status, limit: q.limit, before });
+      const rows = await reads.listJobs({ status: q.status, limit: q.limit, before });
       const last = rows.length === q.limit ? rows[rows.length - 1] : undefined;
       return { jobs: rows.map(jobSummaryJson), next_cursor: last ? encodeJobCursor(last) : null };
     });
 
     app.get('/jobs/:id', async (req) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const job = await hub.store.getJob(id);
+      const job = await reads.getJob(id);
       if (!job) throw new PaprikaError('not_found', { id }, 'No such job');
-      return jobJson(job, { assets: await hub.assets.list(id) });
+      return jobJson(job, { assets: await assets.list(id) });
     });
 
     app.post('/jobs/:id/cancel', async (req) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const out = await hub.jobs.cancel(id);
+      const out = await jobs.cancel(id);
       if (!out) throw new PaprikaError('not_found', { id }, 'No such job');
       // The worker runs on another hub's link: tell that hub to pass the cancel on.
-      if (out.job.status === 'canceled' && !out.sentToWorker && out.job.worker_id && !req.headers[FORWARDED_HEADER]) {
-        const owner = await hub.registry.getOwner(out.job.worker_id).catch(() => undefined);
-        const url = owner && owner !== hub.config.hubId ? await hub.forwarder.hubUrl(owner) : undefined;
-        if (url) await hub.forwarder.forward('jobs.cancel', url, 'POST', `/internal/jobs/${id}/cancel-on-worker`, {}).catch(() => undefined);
-      }
+      await peers.cancelAtOwner(out.job, out.sentToWorker, hopOf(req));
       return jobJson(out.job);
     });
 
     app.get('/jobs/:id/assets/:name', async (req, reply) => {
       const { id, name } = parseOr400(AssetParams, req.params, 'asset');
-      const asset = await hub.assets.get(id, name);
+      const asset = await assets.get(id, name);
       if (!asset) throw new PaprikaError('not_found', { id, name }, 'No such asset');
       return reply.headers(assetHeaders(asset.contentType, name)).send(asset.data);
     });

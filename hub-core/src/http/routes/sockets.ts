@@ -2,14 +2,19 @@
 // is in the route table like every route's; the handler only takes the socket over.
 import type { FastifyInstance } from 'fastify';
 import type { WebSocketServer } from 'ws';
-import { PaprikaError } from '../../errors.ts';
-import type { Hub } from '../../hub/hub.ts';
+import { PaprikaError } from '../../wire/errors.ts';
+import type { LinkService } from '../../hub/link-service.ts';
 import type { AdminEventStream } from '../admin-events.ts';
 import { pendingUpgrade } from '../upgrades.ts';
 
 const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-export function socketRoutes(hub: Hub, wss: WebSocketServer, events: AdminEventStream) {
+export interface SocketRouteDeps {
+  links: Pick<LinkService, 'accept'>;
+  events: Pick<AdminEventStream, 'accept'>;
+}
+
+export function socketRoutes({ links, events }: SocketRouteDeps, wss: WebSocketServer) {
   return async (app: FastifyInstance) => {
     app.get('/workers/:id/link', (req, reply) => {
       const { id } = req.params as { id: string };
@@ -17,7 +22,7 @@ export function socketRoutes(hub: Hub, wss: WebSocketServer, events: AdminEventS
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => hub.links.accept(ws, id, req.raw.socket.remoteAddress));
+      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress));
     });
 
     app.get('/admin/events', (req, reply) => {

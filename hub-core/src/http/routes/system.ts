@@ -2,8 +2,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Hub } from '../../hub/hub.ts';
+import type { Config } from '../../config.ts';
 import { packageFile } from '../../package-files.ts';
+import { withDeadline, type Clock } from '../../ports/clock.ts';
 import { openGroups } from '../auth.ts';
 import { consoleCsp } from '../browser-guards.ts';
 import { contentTypeFor } from '../content-types.ts';
@@ -14,31 +15,38 @@ const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Paprika hub</titl
 <p>The console is not built yet. Run <code>npm run build</code>, then reload.</p>
 <p>The API answers: <a href="/admin/workers">/admin/workers</a>, <a href="/healthz">/healthz</a>.</p></body>`;
 
-async function timed<T>(p: Promise<T>, ms: number): Promise<boolean> {
-  let t: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([p, new Promise((_, reject) => (t = setTimeout(() => reject(new Error('timeout')), ms)))]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(t);
-  }
+const HEALTH_CHECK_MS = 2000;
+
+export interface SystemRouteDeps {
+  config: Config;
+  clock: Clock;
+  /** Each answers (resolves) when its service is reachable. */
+  checks: { database(): Promise<unknown>; registry(): Promise<unknown> };
+  /** This hub's state for /healthz: stopping (refusing new jobs) and the workers linked here. */
+  state(): { stopping: boolean; workers: number };
+  metrics: { readonly contentType: string; text(): Promise<string> };
+  consoleDir?: string;
 }
 
-export function systemRoutes(hub: Hub, consoleDir = DEFAULT_CONSOLE_DIR) {
+export function systemRoutes({ config, clock, checks, state, metrics, consoleDir = DEFAULT_CONSOLE_DIR }: SystemRouteDeps) {
+  const healthy = (what: string, check: () => Promise<unknown>) =>
+    withDeadline(clock, HEALTH_CHECK_MS, what, check()).then(
+      () => true,
+      () => false,
+    );
   return async (app: FastifyInstance) => {
     // PAPRIKA_INSECURE says so where monitoring looks, with the groups anyone may use.
-    const open = openGroups(hub.config);
-    const insecure = hub.config.insecure && open.length > 0 ? { insecure: true, open_groups: open } : {};
+    const open = openGroups(config);
+    const insecure = config.insecure && open.length > 0 ? { insecure: true, open_groups: open } : {};
     app.get('/healthz', async (_req, reply) => {
-      const [db, registry] = await Promise.all([timed(hub.store.ping(), 2000), timed(hub.registry.ping(), 2000)]);
-      const ok = db && registry && !hub.jobs.stopping;
-      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : hub.jobs.stopping ? 'stopping' : 'degraded', hub_id: hub.config.hubId, checks: { database: db, registry }, workers: hub.fleet.size, ...insecure });
+      const [db, registry] = await Promise.all([healthy('database ping', checks.database), healthy('registry ping', checks.registry)]);
+      const { stopping, workers } = state();
+      const ok = db && registry && !stopping;
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : stopping ? 'stopping' : 'degraded', hub_id: config.hubId, checks: { database: db, registry }, workers, ...insecure });
     });
 
     app.get('/metrics', async (_req, reply) => {
-      return reply.type(hub.metrics.contentType).send(await hub.metrics.text());
+      return reply.type(metrics.contentType).send(await metrics.text());
     });
 
     const serve = async (file: string): Promise<{ type: string; data: Buffer } | undefined> => {

@@ -4,9 +4,11 @@
 import { isIPv4 } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { PaprikaError } from '../../errors.ts';
-import type { Hub } from '../../hub/hub.ts';
-import { encode } from '../../protocol.ts';
+import { PaprikaError } from '../../wire/errors.ts';
+import type { Config } from '../../config.ts';
+import type { PeerRouting } from '../../hub/peer-routing.ts';
+import type { WorkerAdmin } from '../../hub/worker-admin.ts';
+import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
@@ -18,34 +20,35 @@ const Register = z.strictObject({
 });
 const JobId = z.strictObject({ id: z.string().uuid() });
 
-export function workerRoutes(hub: Hub) {
+export interface WorkerRouteDeps {
+  config: Pick<Config, 'hubId' | 'heartbeatS'>;
+  enrollment: Pick<WorkerEnrollment, 'register'>;
+  peers: Pick<PeerRouting, 'takeForwardedJob'>;
+  workerAdmin: Pick<WorkerAdmin, 'cancelOnWorker'>;
+}
+
+export function workerRoutes({ config, enrollment, peers, workerAdmin }: WorkerRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post('/workers/register', async (req, reply) => {
       const body = parseOr400(Register, req.body, 'registration');
-      const out = await hub.enrollment.register(body, req.ip);
+      const out = await enrollment.register(body, req.ip);
       // The secret is shown once: nothing between here and the agent may keep a copy.
       reply.header('cache-control', 'no-store');
-      return reply.status(out.created ? 201 : 200).send({ worker_id: out.worker_id, secret: out.secret, hub_id: hub.config.hubId, heartbeat_s: hub.config.heartbeatS });
+      return reply.status(out.created ? 201 : 200).send({ worker_id: out.worker_id, secret: out.secret, hub_id: config.hubId, heartbeat_s: config.heartbeatS });
     });
 
     // A peer hub with no free lane asks this one to take a queued job (one hop, no re-forward).
     app.post('/internal/jobs/:id/assign', async (req, reply) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const job = await hub.store.getJob(id);
-      if (!job) throw new PaprikaError('not_found', { id }, 'No such job');
-      if (job.status !== 'queued') return reply.status(200).send(jobJson(job));
-      const out = await hub.dispatcher.assign(job, 'inline');
-      if (out.kind === 'assigned') return reply.status(200).send(jobJson(out.job));
-      return reply.status(409).send({ error: 'no free lane here', code: 'conflict', details: { outcome: out.kind } });
+      const out = await peers.takeForwardedJob(id);
+      if (out.kind === 'not_found') throw new PaprikaError('not_found', { id }, 'No such job');
+      if (out.kind === 'taken') return reply.status(200).send(jobJson(out.job));
+      return reply.status(409).send({ error: 'no free lane here', code: 'conflict', details: { outcome: out.outcome } });
     });
 
     app.post('/internal/jobs/:id/cancel-on-worker', async (req) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const job = await hub.store.getJob(id);
-      const link = job?.worker_id ? hub.fleet.get(job.worker_id) : undefined;
-      if (!link) return { sent: false };
-      await link.socket.send(encode({ type: 'cancel', job_id: id, reason: 'canceled by request' }));
-      return { sent: true };
+      return { sent: await workerAdmin.cancelOnWorker(id) };
     });
   };
 }

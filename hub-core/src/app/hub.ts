@@ -1,5 +1,7 @@
-// One hub: the adapters chosen by the config, the services, the loops and the HTTP/WS server,
-// with one start and one stop. Tests, the CLI and the Electron app all start hubs this way.
+// The composition root: one hub built from the adapters the config chooses, the services, the
+// loops and the HTTP/WS server, with one start and one stop. Tests, the CLI and the Electron
+// app all start hubs this way. Only this folder knows every part; each part below it (a route
+// group, a loop, a service) receives the few parts it uses, by name.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, isLoopbackBind, loadConfig, type Config } from '../config.ts';
@@ -11,7 +13,7 @@ import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
 import { SqlAssetStore } from '../adapters/sql/sql-asset-store.ts';
 import { openJobStore, SqlJobStore } from '../adapters/sql/sql-job-store.ts';
 import { freePort } from '../http/free-port.ts';
-import { buildHttpServer, type HttpServer } from '../http/server.ts';
+import { buildHttpServer, type HttpDeps, type HttpServer } from '../http/server.ts';
 import { assetRetentionLoop } from '../loops/asset-retention-loop.ts';
 import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
@@ -21,22 +23,27 @@ import { failLeftoversIfAlone } from '../loops/startup.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
-import { mathRandom, type Random } from '../ports/random.ts';
+import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
-import { Dispatcher } from './dispatcher.ts';
-import { FleetViewReader } from './fleet-view.ts';
-import { Forwarder } from './forwarder.ts';
-import { HubEvents } from './hub-events.ts';
-import { JobService } from './job-service.ts';
-import { LinkService } from './link-service.ts';
-import { LocalFleet } from './local-fleet.ts';
-import { createMetrics, type HubMetrics } from './metrics.ts';
-import { RecycleCounter } from './recycle-counter.ts';
-import { RegistryPublisher } from './registry-publisher.ts';
-import { SessionService } from './sessions.ts';
-import { StatsSampler } from './stats.ts';
-import { WorkerEnrollment } from './worker-enrollment.ts';
-import { UrlGuard } from './url-guard.ts';
+import { Dispatcher } from '../hub/dispatcher.ts';
+import { FleetViewReader } from '../hub/fleet-view.ts';
+import { Forwarder } from '../hub/forwarder.ts';
+import { HubEvents } from '../hub/hub-events.ts';
+import { JobLedger } from '../hub/job-ledger.ts';
+import { JobService } from '../hub/job-service.ts';
+import { LaneBook } from '../hub/lane-book.ts';
+import { LinkService } from '../hub/link-service.ts';
+import { LocalFleet } from '../hub/local-fleet.ts';
+import { createMetrics, type HubMetrics } from '../hub/metrics.ts';
+import { PeerRouting } from '../hub/peer-routing.ts';
+import { RecycleCounter } from '../hub/recycle-counter.ts';
+import { RegistryPublisher } from '../hub/registry-publisher.ts';
+import { SessionService } from '../hub/sessions.ts';
+import { StatsSampler } from '../hub/stats.ts';
+import { UrlGuard } from '../hub/url-guard.ts';
+import { ViewGrants } from '../hub/view-grants.ts';
+import { WorkerAdmin } from '../hub/worker-admin.ts';
+import { WorkerEnrollment } from '../hub/worker-enrollment.ts';
 
 export interface StartHubOptions {
   config?: Config;
@@ -55,10 +62,15 @@ export interface StartHubOptions {
   consoleDir?: string;
 }
 
+/** How long a graceful stop lets inline POSTs release their jobs before it closes the server. */
+const INLINE_SETTLE_MS = 5000;
+
 export class Hub {
   readonly events = new HubEvents();
   readonly metrics: HubMetrics = createMetrics();
   readonly fleet: LocalFleet;
+  readonly lanes: LaneBook;
+  readonly ledger: JobLedger;
   readonly publisher: RegistryPublisher;
   readonly sessions: SessionService;
   readonly dispatcher: Dispatcher;
@@ -68,6 +80,11 @@ export class Hub {
   readonly fleetView: FleetViewReader;
   readonly forwarder: Forwarder;
   readonly stats: StatsSampler;
+  /** Forward or serve here: the one-hop rules between hubs. */
+  readonly peers: PeerRouting;
+  /** An operator's actions on one worker, wherever its link is. */
+  readonly workerAdmin: WorkerAdmin;
+  readonly views: ViewGrants;
   readonly startedAt: number;
   /** The egress policy: sent to workers, checked on submitted URLs. */
   readonly urls: UrlGuard;
@@ -87,16 +104,45 @@ export class Hub {
   ) {
     this.startedAt = clock.now();
     this.fleet = new LocalFleet(config, clock, random);
-    this.publisher = new RegistryPublisher(registry, log);
-    this.sessions = new SessionService(config, this.fleet, registry, clock, log, this.events);
-    this.dispatcher = new Dispatcher(config, store, this.fleet, clock, log, this.events, this.metrics);
-    this.jobs = new JobService(config, store, this.fleet, this.dispatcher, clock, log, this.events, this.metrics);
+    this.lanes = new LaneBook(this.fleet, clock);
+    this.ledger = new JobLedger({ store, lanes: this.lanes, fleet: this.fleet, clock, log, events: this.events, metrics: this.metrics });
+    this.publisher = new RegistryPublisher(registry, log, clock);
+    this.sessions = new SessionService(config, this.lanes, registry, clock, log, this.events);
+    this.dispatcher = new Dispatcher(config, store, this.lanes, this.ledger, clock);
+    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, clock, log);
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
+    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
+    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
+    this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, fleet: this.fleet, registry, events: this.events, log });
+    this.views = new ViewGrants({ config, fleet: this.fleet, registry, forwarder: this.forwarder, clock });
+  }
+
+  /** Each route group's own dependencies, by name: no route sees the whole hub. */
+  private httpDeps(consoleDir: string | undefined): HttpDeps {
+    const { config, log, clock, store, registry } = this;
+    return {
+      config,
+      log,
+      clock,
+      system: {
+        config,
+        clock,
+        checks: { database: () => store.ping(), registry: () => registry.ping() },
+        state: () => ({ stopping: this.jobs.stopping, workers: this.fleet.size }),
+        metrics: this.metrics,
+        consoleDir,
+      },
+      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers },
+      sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
+      workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
+      admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
+      links: this.links,
+      adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },
+    };
   }
 
   get url(): string {
@@ -116,9 +162,9 @@ export class Hub {
   }
 
   async start(consoleDir?: string): Promise<void> {
-    await failLeftoversIfAlone(this);
-    this.http = await buildHttpServer(this, { consoleDir });
-    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
+    await failLeftoversIfAlone({ config: this.config, registry: this.registry, ledger: this.ledger, clock: this.clock, log: this.log });
+    this.http = await buildHttpServer(this.httpDeps(consoleDir));
+    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
     this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop(), assetRetentionLoop({ config: this.config, assets: this.assets, clock: this.clock, log: this.log })];
     if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
     for (const l of this.loops) l.start();
@@ -137,12 +183,10 @@ export class Hub {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.jobs.stopping = true;
-    this.fleet.laneFreed(this.fleet.waiting); // wake inline waits so they release their jobs now
-    const until = Date.now() + 5000;
-    while (this.jobs.pendingInline > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
+    await this.links.stop(); // every close handler ran: owner keys released
     await this.http?.close();
     await this.publisher.stop();
     await this.registry.removeHub(this.config.hubId).catch(() => {});

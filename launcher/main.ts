@@ -1,7 +1,7 @@
 // `paprika <command>`: hub, worker, demo, nginx-conf. Bad flags print a message naming the
 // flag and exit 2; nothing is started.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig } from '../hub-core/src/config.ts';
 import { nginxConf, parseNginxFlags } from './nginx-conf.ts';
 
 export const USAGE = `usage: paprika <command> [flags]
@@ -33,7 +33,7 @@ async function hubCommand(argv: string[]): Promise<void> {
   }
   loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler
   // Loaded here, not at the top: `paprika --help` and `nginx-conf` need none of the hub's modules.
-  const { startHub } = await import('../hub/hub.ts');
+  const { startHub } = await import('../hub-core/src/app/hub.ts');
   // Signals are caught from the start: one that arrives while the hub starts stops it
   // gracefully once it is up. A second one gets Node's default (an immediate exit).
   let hub: Awaited<ReturnType<typeof startHub>> | undefined;
@@ -77,7 +77,7 @@ export async function main(argv: string[]): Promise<void> {
       case 'hub':
         return await hubCommand(rest);
       case 'worker': {
-        const { runWorker, UsageError: WorkerUsage } = await import('../../../worker-agent/src/main.ts');
+        const { runWorker, UsageError: WorkerUsage } = await import('../worker-agent/src/main.ts');
         try {
           await runWorker(rest);
         } catch (err) {

@@ -2,7 +2,7 @@
 // Both ends parse with parseWorkerMessage / parseHubMessage at the socket edge; inside,
 // only typed values travel. A malformed message yields an error value, never a throw.
 import { z } from 'zod';
-import { FetchSpec, MacroSpec, SessionCommand, SleepSpec } from './domain/job-spec.ts';
+import { FetchSpec, MacroSpec, SessionCommand, SleepSpec } from './job-spec.ts';
 import { issuesToDetails } from './errors.ts';
 
 export const PROTOCOL_VERSION = 1 as const;
@@ -59,7 +59,7 @@ const WorkKinds = z.array(z.string().min(1).max(50)).max(32);
 /** A random id an agent process draws at start: two processes claiming one worker id differ here. */
 const AgentInstance = z.string().regex(/^[0-9a-f]{16,64}$/, 'expected 16 to 64 hex digits');
 
-/** HMAC-SHA256 of the link's challenge (domain/worker-proof.ts), hex. Optional in the schema so a hello without it gets the clear refusal, not a schema error. */
+/** HMAC-SHA256 of the link's challenge (wire/worker-proof.ts), hex. Optional in the schema so a hello without it gets the clear refusal, not a schema error. */
 const LinkProof = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hex digits');
 
 export const WorkerMessage = z.discriminatedUnion('type', [

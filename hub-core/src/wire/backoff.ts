@@ -1,6 +1,6 @@
 // Fleet-wide thresholds (agent restarts, self-update) are offset by a random 0..JITTER_MAX
 // so that a whole fleet never exits at the same second (seed, heartbeat design).
-import type { Random } from '../ports/random.ts';
+import type { Random } from './random.ts';
 
 export function jitteredMs(baseMs: number, jitterMaxS: number, rng: Random): number {
   return baseMs + Math.floor(rng.next() * jitterMaxS * 1000);

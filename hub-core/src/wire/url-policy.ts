@@ -3,6 +3,7 @@
 // port, for a proxy's CONNECT) against it, with the addresses its name resolved to if known.
 // Hosts are checked in the WHATWG-normalised form (`new URL`), so `http://2852039166/`,
 // `http://0xA9FEA9FE/` and `http://0251.0376.0251.0376/` are all 169.254.169.254.
+import type { UrlPolicyLists } from './protocol.ts';
 
 /** Always denied: link-local (cloud metadata lives there), the AWS IPv6 and Alibaba metadata, "this host" (0.0.0.0 reaches loopback on Linux). */
 export const BUILTIN_DENY: readonly string[] = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254', '100.100.100.200', 'metadata.google.internal', '0.0.0.0/8', '::/128'];
@@ -21,12 +22,6 @@ export interface UrlPolicy {
 }
 
 export type UrlVerdict = { allowed: true } | { allowed: false; rule: string };
-
-/** What `welcome` carries: the rule texts (the worker parses them again and adds its own). */
-export interface UrlPolicyLists {
-  deny: string[];
-  allow: string[] | null;
-}
 
 export class UrlRuleError extends Error {
   constructor(

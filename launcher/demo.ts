@@ -3,11 +3,11 @@
 // a few example jobs, and the console URL. Ctrl-C stops everything.
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadConfig } from '../config.ts';
-import { startHub } from '../hub/hub.ts';
+import { loadConfig } from '../hub-core/src/config.ts';
+import { startHub } from '../hub-core/src/app/hub.ts';
 import { startDemoPage } from './demo-page.ts';
-import { WorkerAgent } from '../../../worker-agent/src/agent.ts';
-import { buildPool } from '../../../worker-agent/src/main.ts';
+import { WorkerAgent } from '../worker-agent/src/agent.ts';
+import { buildPool } from '../worker-agent/src/main.ts';
 
 export async function runDemo(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { simulate: { type: 'boolean' } } });
@@ -19,7 +19,7 @@ export async function runDemo(argv: string[]): Promise<void> {
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
 
   if (!simulate) {
-    const { findChrome, CHROME_HELP } = await import('../../../worker-agent/src/chrome/find-chrome.ts').catch(() => ({ findChrome: () => undefined, CHROME_HELP: 'Chrome lanes are not built in.' }));
+    const { findChrome, CHROME_HELP } = await import('../worker-agent/src/chrome/find-chrome.ts').catch(() => ({ findChrome: () => undefined, CHROME_HELP: 'Chrome lanes are not built in.' }));
     if (!findChrome({ explicitPath: config.chromePath })) {
       console.error(`paprika demo: no Chrome or Chromium found.\n${CHROME_HELP}\nOr run the demo without a browser: npm run demo -- --simulate`);
       process.exit(1);

@@ -1,7 +1,7 @@
 // The JSON the HTTP API answers with for jobs and sessions, as its callers see it (dates as
 // ISO strings): one definition for the client SDK and the console. The hub's own row type,
 // with Dates and the columns the API does not show, is JobRow in ports/job-store.ts.
-import type { JobStatus } from './domain/job-spec.ts';
+import type { JobStatus } from './job-spec.ts';
 
 export type { JobStatus };
 

@@ -1,0 +1,78 @@
+// Reading PAPRIKA_* variables: the parsing rules the hub's config (config.ts) and the worker's
+// (worker-agent/src/agent-config.ts) share, so a variable both read is checked the same way.
+// Each helper names the variable in its error; none reads process.env (callers pass the env).
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function numberVar(env: Env, name: string, fallback: number, opts: { min?: number; integer?: boolean; max?: number } = {}): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw.trim());
+  if (!Number.isFinite(value)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(raw)}`);
+  if (opts.integer && !Number.isInteger(value)) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
+  const min = opts.min ?? 0;
+  if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`);
+  if (opts.max !== undefined && value > opts.max) throw new ConfigError(name, `must be at most ${opts.max}, got ${value}`);
+  return value;
+}
+
+/** Digits only (no sign, fraction or exponent), at least 1: counts and sizes. */
+export function countVar(env: Env, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(name, `expected a whole number of at least 1, got ${JSON.stringify(env[name])}`);
+  return n;
+}
+
+/** Periods must be positive: a zero-second loop period would spin. */
+export function secondsVar(env: Env, name: string, fallback: number): number {
+  const value = numberVar(env, name, fallback);
+  if (value <= 0) throw new ConfigError(name, `must be greater than 0 seconds, got ${value}`);
+  return value;
+}
+
+export function flagVar(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw.toLowerCase() === 'false') return false;
+  if (raw === '1' || raw.toLowerCase() === 'true') return true;
+  throw new ConfigError(name, `expected 1 or 0, got ${JSON.stringify(raw)}`);
+}
+
+export function stringVar(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function urlVar(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = stringVar(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a valid URL: ${JSON.stringify(raw)}`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function logLevelVar(env: Env, name: string): string {
+  const level = stringVar(env, name) ?? 'info';
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(name, `expected one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}

@@ -1,0 +1,206 @@
+// The job ledger as a table of (state, event) → (statement, consequences): each transition
+// runs one JobStore statement, then its consequences in the fixed order — lane released (a
+// waiter woken, or 'spare'), console event, metric, frame to the worker. In-memory fakes
+// record every step in one trace; time is a ManualClock. No database, no sockets, no sleeps.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../hub-core/src/config.ts';
+import type { ReconcileAction } from '../../../hub-core/src/domain/reconcile.ts';
+import { HubEvents } from '../../../hub-core/src/hub/hub-events.ts';
+import { JobLedger, type Reservation } from '../../../hub-core/src/hub/job-ledger.ts';
+import { LaneBook } from '../../../hub-core/src/hub/lane-book.ts';
+import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
+import type { HubMetrics } from '../../../hub-core/src/hub/metrics.ts';
+import { WorkerLink, type LinkSocket } from '../../../hub-core/src/hub/worker-link.ts';
+import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
+import type { JobRow, JobStore, NewJob } from '../../../hub-core/src/ports/job-store.ts';
+
+type Status = JobRow['status'];
+const row = (id: string, status: Status, extra: Partial<JobRow> = {}): JobRow => ({
+  id, kind: 'sleep', spec: { ms: 1 }, status, worker_id: null, lane: null, hub_id: 'hub-a', session_id: null, novnc_url: null, error: null, result: null, attempts: 0,
+  created_at: new Date(0), assigned_at: null, finished_at: null, deadline_at: null, released_at: null, idempotency_key: null, ...extra,
+});
+const running = (id: string) => row(id, 'running', { worker_id: 'w1', lane: 0, session_id: `a-${id}` });
+
+/** What each statement answers in a case, and what getJob reads afterwards. */
+interface StoreState {
+  created?: boolean;
+  matched?: boolean;
+  after?: Status;
+  before?: Status;
+  runningOfWorker?: JobRow[];
+  throws?: boolean;
+}
+
+function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
+  const trace: string[] = [];
+  const clock = new ManualClock(1_000_000);
+  const config = loadConfig({ PAPRIKA_HUB_ID: 'hub-a' });
+  const fleet = new LocalFleet(config, clock, { next: () => 0 });
+  const lanes = new (class extends LaneBook {
+    override offer(count: number): void {
+      trace.push(this.waiting > 0 ? 'lane freed: waiter woken' : 'lane freed: spare');
+      super.offer(count);
+    }
+  })(fleet, clock);
+  const socket: LinkSocket = {
+    send: async (text) => {
+      const frame = JSON.parse(text) as { type: string };
+      if (opts.sendFails && frame.type === 'assign') {
+        trace.push('frame assign (failed)');
+        throw new Error('link is not open');
+      }
+      trace.push(`frame ${frame.type}`);
+    },
+    close: () => {},
+    open: true,
+  };
+  const link = new WorkerLink('w1', socket, { max_concurrent: 2, lane_novnc_urls: ['sim://0', 'sim://1'], novnc_url: null, version: 't', platform: 'test' }, { lanIp: '10.0.0.1', hostname: 'w1', hubId: 'hub-a' }, 'active', clock.now());
+  link.report({ disk_pct: 1 });
+  fleet.add(link);
+  const events = new HubEvents();
+  events.on('job', (j: JobRow) => trace.push(`event job ${j.status}`));
+  events.on('workers', () => trace.push('event workers'));
+  const metric = (name: string) => ({ inc: () => trace.push(`metric ${name}`) });
+  const metrics = {
+    jobsSubmitted: metric('jobsSubmitted'), assignments: metric('assignments'), results: metric('results'), rejections: metric('rejections'),
+    reconcilerActions: metric('reconcilerActions'), relinkOrphans: metric('relinkOrphans'),
+  } as unknown as HubMetrics;
+  const stmt = <T>(name: string, value: T): Promise<T> => {
+    trace.push(`statement ${name}`);
+    return state.throws ? Promise.reject(new Error('db down')) : Promise.resolve(value);
+  };
+  const current = (id: string, s: Status | undefined) => (s === undefined ? undefined : s === 'running' ? running(id) : row(id, s));
+  const store = {
+    insertJob: (j: NewJob) => stmt('insertJob', { job: row(j.id, 'queued'), created: state.created ?? true }),
+    insertRunningJob: (j: NewJob) => stmt('insertRunningJob', { job: running(j.id), created: state.created ?? true }),
+    claimQueuedJob: (id: string) => stmt('claimQueuedJob', state.matched === false ? undefined : running(id)),
+    unclaimJob: () => stmt('unclaimJob', state.matched !== false),
+    finishJob: (id: string) => stmt('finishJob', state.matched === false ? undefined : row(id, 'succeeded')),
+    cancelJob: (id: string) => stmt('cancelJob', state.matched === false ? undefined : row(id, 'canceled')),
+    failJobIf: (id: string) => stmt('failJobIf', state.matched === false ? undefined : row(id, 'failed')),
+    markReleased: () => stmt('markReleased', undefined),
+    forgetIdempotencyKey: () => stmt('forgetIdempotencyKey', true),
+    setWorkerStatus: () => stmt('setWorkerStatus', undefined),
+    listRunningOfWorker: async () => state.runningOfWorker ?? [],
+    listRunning: async () => [running('j1'), running('j2')],
+    getJob: async (id: string) => current(id, state.before ?? state.after),
+  } as unknown as JobStore;
+  const ledger = new JobLedger({ store, lanes, fleet, clock, log: pino({ level: 'silent' }), events, metrics });
+  ledger.on('released', () => trace.push('released: redrive woken'));
+  const reserve = (id: string): Reservation => {
+    const held = lanes.reserve({ kind: 'job', id, assignmentId: `a-${id}` })!;
+    return { ...held, claim: { workerId: 'w1', hubId: 'hub-a', lane: held.lane, assignmentId: `a-${id}`, novncUrl: null, now: new Date(clock.now()), deadlineAt: new Date(clock.now() + 60_000) } };
+  };
+  return { trace, ledger, lanes, link, reserve, clock, store, state };
+}
+
+const newJob = (id: string): NewJob => ({ id, kind: 'sleep', spec: { ms: 1 }, hubId: 'hub-a', idempotencyKey: null, now: new Date(0) });
+const sleep = { kind: 'sleep' as const, spec: { ms: 1 } };
+
+type Case = {
+  name: string;
+  state: StoreState;
+  sendFails?: boolean;
+  /** A POST waits for a lane when the event happens. */
+  waiter?: boolean;
+  event: (s: ReturnType<typeof setup>) => Promise<unknown>;
+  trace: string[];
+  returns?: unknown;
+  inFlight?: number;
+};
+
+const cases: Case[] = [
+  { name: 'insert queued, new key', state: { created: true }, event: ({ ledger }) => ledger.insertQueued(newJob('j1')), trace: ['statement insertJob', 'event job queued', 'metric jobsSubmitted'] },
+  { name: 'insert queued, key used before', state: { created: false }, event: ({ ledger }) => ledger.insertQueued(newJob('j1')), trace: ['statement insertJob'] },
+  {
+    name: 'insert running, sent', state: { created: true }, event: ({ ledger, reserve }) => ledger.insertRunning(newJob('j1'), reserve('j1'), sleep),
+    trace: ['statement insertRunningJob', 'metric jobsSubmitted', 'frame assign', 'event job running', 'event workers', 'metric assignments'], inFlight: 1,
+  },
+  {
+    // The bug this module fixed: the console once got the pre-unclaim `running` row here.
+    name: 'insert running, send failed: undone, the queued row reported', state: { created: true, after: 'queued' }, sendFails: true, waiter: true,
+    event: ({ ledger, reserve }) => ledger.insertRunning(newJob('j1'), reserve('j1'), sleep).then((r) => r.job.status),
+    trace: ['statement insertRunningJob', 'metric jobsSubmitted', 'frame assign (failed)', 'statement unclaimJob', 'lane freed: waiter woken', 'event job queued'], returns: 'queued', inFlight: 0,
+  },
+  { name: 'insert running, key used before', state: { created: false }, event: ({ ledger, reserve }) => ledger.insertRunning(newJob('j1'), reserve('j1'), sleep), trace: ['statement insertRunningJob', 'lane freed: spare'], inFlight: 0 },
+  {
+    name: 'insert running, database down', state: { throws: true }, event: ({ ledger, reserve }) => ledger.insertRunning(newJob('j1'), reserve('j1'), sleep).catch((e: Error) => e.message),
+    trace: ['statement insertRunningJob', 'lane freed: spare'], returns: 'db down', inFlight: 0,
+  },
+  {
+    name: 'claim, won and sent', state: { matched: true }, event: ({ ledger, reserve }) => ledger.claim(row('j1', 'queued'), reserve('j1'), sleep, 'redrive').then((o) => o.kind),
+    trace: ['statement claimQueuedJob', 'frame assign', 'event job running', 'event workers', 'metric assignments'], returns: 'assigned', inFlight: 1,
+  },
+  {
+    name: 'claim, lost to another hub', state: { matched: false, after: 'running' }, waiter: true, event: ({ ledger, reserve }) => ledger.claim(row('j1', 'queued'), reserve('j1'), sleep, 'redrive').then((o) => o.kind),
+    trace: ['statement claimQueuedJob', 'lane freed: waiter woken'], returns: 'taken', inFlight: 0,
+  },
+  {
+    name: 'claim, send failed', state: { matched: true, after: 'queued' }, sendFails: true, event: ({ ledger, reserve }) => ledger.claim(row('j1', 'queued'), reserve('j1'), sleep, 'inline').then((o) => o.kind),
+    trace: ['statement claimQueuedJob', 'frame assign (failed)', 'statement unclaimJob', 'lane freed: spare', 'event job queued'], returns: 'send_failed', inFlight: 0,
+  },
+  { name: 'unrunnable queued job failed', state: { matched: true }, event: ({ ledger }) => ledger.failUnrunnable('j1', 'rerun: job x not found'), trace: ['statement failJobIf', 'event job failed'] },
+  {
+    name: 'worker rejected: queued again, then the lane', state: { matched: true, after: 'queued' }, waiter: true,
+    event: ({ ledger, reserve, link }) => (reserve('j1'), ledger.reject(link, 'j1', 'a-j1', 'disk_full')),
+    trace: ['statement unclaimJob', 'lane freed: waiter woken', 'event job queued', 'metric rejections'], returns: true, inFlight: 0,
+  },
+  {
+    name: 'result of an open run', state: { matched: true }, event: ({ ledger, link }) => ledger.finish(link, 'j1', { assignmentId: 'a-j1', status: 'succeeded', result: null, error: null }).then((r) => r?.status),
+    trace: ['statement finishJob', 'event job succeeded', 'metric results', 'event workers', 'frame result_ack'], returns: 'succeeded',
+  },
+  {
+    name: 'result repeated after it was stored: acked, nothing else', state: { matched: false },
+    event: ({ ledger, link }) => ledger.finish(link, 'j1', { assignmentId: 'a-j1', status: 'succeeded', result: null, error: null }),
+    trace: ['statement finishJob', 'event workers', 'frame result_ack'],
+  },
+  { name: 'cancel of a job running on a local link', state: { before: 'running' }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.sentToWorker), trace: ['statement cancelJob', 'event job canceled', 'frame cancel'], returns: true },
+  { name: 'cancel of a queued job', state: { before: 'queued' }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.sentToWorker), trace: ['statement cancelJob', 'event job canceled'], returns: false },
+  { name: 'cancel of a finished job', state: { before: 'succeeded', matched: false }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.job.status), trace: ['statement cancelJob'], returns: 'succeeded' },
+  { name: 'cancel passed on for a peer hub', state: { before: 'running' }, event: ({ ledger }) => ledger.cancelOnWorker('j1'), trace: ['frame cancel'], returns: true },
+  { name: 'inline wait given up: released', state: { after: 'queued' }, event: ({ ledger }) => ledger.markReleased('j1').then((r) => r?.status), trace: ['statement markReleased', 'released: redrive woken'], returns: 'queued' },
+  {
+    name: 'reconciler fails a running orphan on a local link', state: { matched: true },
+    event: ({ ledger }) => ledger.reconcile({ kind: 'fail_running', job_id: 'j1', assignment_id: 'a-j1', worker_id: 'w1', error: 'worker lost', reason: 'orphan' } satisfies ReconcileAction),
+    trace: ['statement failJobIf', 'event job failed', 'metric reconcilerActions', 'frame cancel'],
+  },
+  {
+    name: 'reconciler fails a job that timed out in the queue', state: { matched: true },
+    event: ({ ledger }) => ledger.reconcile({ kind: 'fail_queued', job_id: 'j1', error: 'queued timeout', reason: 'queued_timeout' }),
+    trace: ['statement failJobIf', 'event job failed', 'metric reconcilerActions'],
+  },
+  {
+    name: 'reconciler action on a job that moved meanwhile', state: { matched: false },
+    event: ({ ledger }) => ledger.reconcile({ kind: 'fail_running', job_id: 'j1', assignment_id: 'a-j1', worker_id: 'w1', error: 'worker lost', reason: 'orphan' }),
+    trace: ['statement failJobIf'],
+  },
+  {
+    name: 'fresh worker process linked without its job: failed', state: { matched: true, runningOfWorker: [running('j1'), running('j2')] },
+    event: ({ ledger, link }) => ledger.settleRelinked(link, { known: new Set(['a-j2']), fresh: true, helloAt: new Date(0) }),
+    trace: ['statement failJobIf', 'event job failed', 'metric relinkOrphans'],
+  },
+  {
+    name: 're-link of the same process without its job: queued again', state: { matched: true, after: 'queued', runningOfWorker: [running('j1')] },
+    event: ({ ledger, link }) => ledger.settleRelinked(link, { known: new Set(), fresh: false, helloAt: new Date(0) }),
+    trace: ['statement unclaimJob', 'event job queued', 'metric relinkOrphans'],
+  },
+  { name: 'start-up alone: leftovers failed', state: { matched: true }, event: ({ ledger }) => ledger.failLeftovers(), trace: ['statement failJobIf', 'statement failJobIf'], returns: 2 },
+  { name: 'expired idempotency key forgotten', state: {}, event: ({ ledger }) => ledger.forgetIdempotencyKey('j1', new Date(0)), trace: ['statement forgetIdempotencyKey'], returns: true },
+  { name: 'operator status recorded', state: {}, event: ({ ledger }) => ledger.recordWorkerStatus('w1', 'drain', 'admin'), trace: ['statement setWorkerStatus'] },
+];
+
+describe('JobLedger: (state, event) → (statement, consequences)', () => {
+  it.each(cases)('$name', async (c) => {
+    const s = setup(c.state, { sendFails: c.sendFails });
+    const woken = c.waiter ? s.lanes.waitForLane(10_000) : undefined;
+    const out = await c.event(s);
+    expect(s.trace).toEqual(c.trace);
+    if ('returns' in c) expect(out).toEqual(c.returns);
+    if (c.inFlight !== undefined) expect(s.link.in_flight).toBe(c.inFlight);
+    if (woken) {
+      s.clock.advance(10_000);
+      expect(await woken).toBe(c.trace.includes('lane freed: waiter woken'));
+    }
+  });
+});
