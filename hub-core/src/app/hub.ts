@@ -109,14 +109,14 @@ export class Hub {
     this.publisher = new RegistryPublisher(registry, log, clock);
     this.sessions = new SessionService(config, this.lanes, registry, clock, log, this.events);
     this.dispatcher = new Dispatcher(config, store, this.lanes, this.ledger, clock);
-    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, clock, log);
     this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
+    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
+    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, this.peers, clock, log);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
     this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
-    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
     this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, fleet: this.fleet, registry, events: this.events, log });
     this.views = new ViewGrants({ config, fleet: this.fleet, registry, forwarder: this.forwarder, clock });
   }

@@ -51,10 +51,10 @@ export class SessionService {
     return this.local.size;
   }
 
-  /** Holds one local lane, waiting up to ASSIGN_WAIT for one; undefined when none freed. */
-  async open(idleS: number, signal?: AbortSignal): Promise<OpenedSession | undefined> {
+  /** Holds one local lane, waiting up to `waitS` (ASSIGN_WAIT) for one; undefined when none freed. */
+  async open(idleS: number, signal?: AbortSignal, waitS = this.config.assignWaitS): Promise<OpenedSession | undefined> {
     const sessionId = randomUUID();
-    const until = this.clock.now() + this.config.assignWaitS * 1000;
+    const until = this.clock.now() + waitS * 1000;
     const refused = new Set<string>();
     for (;;) {
       const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused, 'session');
