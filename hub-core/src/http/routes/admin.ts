@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { JOB_STATUSES } from '../../wire/job-spec.ts';
 import { PaprikaError } from '../../wire/errors.ts';
+import { PACKAGE_VERSION } from '../../wire/version.ts';
 import { callerAuth, FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { Hub } from '../../hub/hub.ts';
 import { ViewGrants } from '../../hub/view-grants.ts';
@@ -91,7 +92,7 @@ export function adminRoutes(hub: Hub) {
       heartbeat_s: hub.config.heartbeatS,
       statuses: WORKER_STATUSES,
       job_statuses: JOB_STATUSES,
-      version: HUB_VERSION,
+      version: PACKAGE_VERSION,
     }));
 
     app.get('/admin/audit', async (req) => {
@@ -106,4 +107,3 @@ export function adminRoutes(hub: Hub) {
   };
 }
 
-export const HUB_VERSION = '0.1.0';
