@@ -1,5 +1,5 @@
 // Single-hub mode (REDIS_URL unset): the same Registry behaviour, in process.
-import { workerIdCandidates } from '../../domain/worker-id.ts';
+import { workerIdFor } from '../../domain/worker-id.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { HUB_HISTORY_S } from '../../ports/registry.ts';
@@ -19,15 +19,10 @@ export class MemoryRegistry implements Registry {
 
   constructor(private readonly clock: Clock) {}
 
-  async claimWorkerId(lanIp: string, hostname: string, candidates = workerIdCandidates(lanIp)): Promise<string> {
-    for (const id of candidates) {
-      const holder = this.ipOf.get(id)?.lanIp;
-      if (holder === undefined || holder === lanIp) {
-        this.ipOf.set(id, { lanIp, hostname });
-        return id;
-      }
-    }
-    throw new Error(`no worker id left for ${lanIp}`);
+  async claimWorkerId(lanIp: string, hostname: string, candidates?: string[]): Promise<string> {
+    const id = workerIdFor(lanIp, (candidate) => this.ipOf.get(candidate)?.lanIp, candidates);
+    this.ipOf.set(id, { lanIp, hostname });
+    return id;
   }
 
   async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
@@ -36,12 +31,8 @@ export class MemoryRegistry implements Registry {
     return true;
   }
 
-  async publishWorker(w: WorkerSnapshot): Promise<void> {
-    this.workers.set(w.worker_id, structuredClone(w));
-  }
-
   async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
-    for (const w of ws) await this.publishWorker(w);
+    for (const w of ws) this.workers.set(w.worker_id, structuredClone(w));
   }
 
   async setOwner(workerId: string, hubId: string): Promise<void> {
