@@ -240,7 +240,7 @@ export class WorkerLink implements SchedulableWorker {
 
   /** An error reply (a refused or malformed message). */
   async error(message: string, details?: unknown): Promise<void> {
-    await this.quietly({ type: 'error', message, ...(details === undefined ? {} : { details }) } as HubMessageBody);
+    await this.quietly({ type: 'error', message, ...(details === undefined ? {} : { details }) });
   }
 
   /** A session request (open, command, close); rejects when the frame could not be sent. */
