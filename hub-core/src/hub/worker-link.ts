@@ -196,10 +196,6 @@ export class WorkerLink implements SchedulableWorker {
     return this.holds.find((h) => h?.id === id) ?? undefined;
   }
 
-  heldJobs(): LaneHold[] {
-    return this.holds.filter((h): h is LaneHold => h !== null);
-  }
-
   lanes(): LaneState[] {
     return this.holds.map((h, index) => ({
       index,
