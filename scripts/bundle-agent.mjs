@@ -18,6 +18,8 @@ const ALWAYS_EXTERNAL = [
   'utf-8-validate',
 ];
 
+const PACKAGE_VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -45,6 +47,15 @@ const result = await build({
   external: [...ALWAYS_EXTERNAL, ...values.external],
   // `paprika/wire` (package.json "exports"): bundle its TypeScript source, not a dist/ build.
   conditions: ['paprika-source'],
+  // The bundle travels without package.json: write the version it would read from there in.
+  plugins: [
+    {
+      name: 'paprika-version',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]wire[\\/]version\.ts$/ }, () => ({ contents: `export const PACKAGE_VERSION = ${JSON.stringify(PACKAGE_VERSION)};`, loader: 'ts' }));
+      },
+    },
+  ],
   // CommonJS dependencies (pino, ws, puppeteer's helpers) call require/__dirname, which an ESM
   // file lacks: give them real ones, rooted at the bundle's own location.
   banner: {

@@ -190,8 +190,3 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
 function urlAllowOrNull(rules: string[] | undefined): readonly string[] | null {
   return rules && rules.length > 0 ? Object.freeze(rules) : null;
 }
-
-/** A config for tests and embedding: defaults plus explicit overrides, no environment. */
-export function configFrom(vars: Env): Config {
-  return loadConfig(vars);
-}

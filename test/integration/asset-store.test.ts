@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileAssetStore } from '../../hub-core/src/adapters/files/file-asset-store.ts';
 import { SqlAssetStore } from '../../hub-core/src/adapters/sql/sql-asset-store.ts';
 import { openJobStore, type SqlJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
-import { configFrom } from '../../hub-core/src/config.ts';
+import { loadConfig } from '../../hub-core/src/config.ts';
 import { deleteExpiredAssets } from '../../hub-core/src/loops/asset-retention-loop.ts';
 import { AssetTooLargeError, type AssetStore } from '../../hub-core/src/ports/asset-store.ts';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
@@ -73,7 +73,7 @@ for (const backend of ['postgres', 'pglite', 'files'] as const) {
     });
 
     it('the retention pass deletes what was stored before PAPRIKA_ASSET_RETENTION_S, by the injected clock, and keeps the rest', async () => {
-      const config = configFrom({ PAPRIKA_ASSET_RETENTION_S: String(7 * 86400) });
+      const config = loadConfig({ PAPRIKA_ASSET_RETENTION_S: String(7 * 86400) });
       const d = { config, assets: store, clock, log: pino({ level: 'silent' }) };
       clock.advance(8 * DAY_MS);
       await deleteExpiredAssets(d); // whatever the tests above stored

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
-import { chromePool, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
+import { chromePool, type ChromePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
 import { findChrome } from '../../worker-agent/src/chrome/find-chrome.ts';
 import type { JobContext } from '../../worker-agent/src/lanes/lane.ts';
 
@@ -25,7 +25,7 @@ function ctx(ms = 20_000, controller = new AbortController()): JobContext & { co
 describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real Chromium', () => {
   let server: http.Server;
   let base: string;
-  let pool: ChromeLanePool;
+  let pool: ChromePool;
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressGuard } from '../../worker-agent/src/egress/egress-guard.ts';
-import { chromePool, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
+import { chromePool, type ChromePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
 import type { JobContext } from '../../worker-agent/src/lanes/lane.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -30,7 +30,7 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('lane isolation and eg
   let forbiddenPort: number;
   const seen: Array<{ url: string; cookie: string | undefined }> = [];
   const forbiddenSeen: string[] = [];
-  let pool: ChromeLanePool;
+  let pool: ChromePool;
 
   beforeAll(async () => {
     // Stands for the hub: its port is on the deny list, so nothing must ever reach it.

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { chromePool, type ChromeLane, type ChromeLanePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
+import { chromePool, type ChromeLane, type ChromePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
 import { newViewKey, signViewToken, withViewToken, type ViewTokenPayload } from '../../hub-core/src/wire/view-token.ts';
 import { startLiveView, STREAM_EXPIRED_CLOSE, type LiveView } from '../../worker-agent/src/live-view/live-view-server.ts';
 import { ViewKeyring } from '../../worker-agent/src/live-view/view-access.ts';
@@ -46,7 +46,7 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('live view on real Chr
   let pages: http.Server;
   let pageUrl: string;
   let view: LiveView;
-  let pool: ChromeLanePool;
+  let pool: ChromePool;
   const keys = new ViewKeyring();
   const key = newViewKey();
   let now = 1_000_000;

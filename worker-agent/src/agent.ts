@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { backoffMs, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, type Random, secretVerifier, type WorkerMessageBody } from 'paprika/wire';
+import { backoffMs, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, PACKAGE_VERSION, type Random, secretVerifier, type WorkerMessageBody } from 'paprika/wire';
 import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
@@ -14,7 +14,8 @@ import { CredentialFile } from './credential-file.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 import type { ViewKeyring } from './live-view/view-access.ts';
 
-export const AGENT_VERSION = '0.1.0';
+/** How many assignments `received` remembers. */
+export const RECEIVED_KEPT = 1000;
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
 const WELCOME_TIMEOUT_MS = 20_000;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
@@ -71,7 +72,10 @@ export class WorkerAgent {
    * write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
    */
   private readonly outbox = new Map<string, { result: JobResult; sentAt: number }>();
-  /** Every assignment this agent received (job id, assignment id, at), for in-process tests; processes log them ('job started'). */
+  /**
+   * The last RECEIVED_KEPT assignments this agent received (job id, assignment id, at), oldest
+   * first, for in-process tests; processes log them ('job started'). Bounded: a worker runs for months.
+   */
   readonly received: Array<{ job_id: string; assignment_id: string; at: number }> = [];
   /**
    * Until a hub has welcomed this process once, every hello says `fresh`: the hub then fails
@@ -149,9 +153,8 @@ export class WorkerAgent {
       worker_id: this.workerId!,
       lan_ip: this.o.lanIp,
       hostname: this.o.hostname ?? os.hostname(),
-      capabilities: poolCapabilities(this.o.pool, AGENT_VERSION),
+      capabilities: poolCapabilities(this.o.pool, PACKAGE_VERSION),
       jobs: this.runner.heldJobs(),
-      sessions: this.runner.heldSessions(),
       results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
       fresh: !this.welcomed,
       instance: this.instance,
@@ -197,6 +200,7 @@ export class WorkerAgent {
         this.linkedOnce?.();
         return;
       case 'assign': {
+        if (this.received.length >= RECEIVED_KEPT) this.received.shift();
         this.received.push({ job_id: msg.job_id, assignment_id: msg.assignment_id, at: Date.now() });
         // Disk guard: refuse before running, and the hub puts the job back untouched.
         const disk = await this.stats.recentDiskPct();

@@ -34,10 +34,6 @@ export class LaneRunner {
     return this.slots.flatMap((s, lane) => (s.job ? [{ job_id: s.job.id, lane, assignment_id: s.job.assignmentId }] : []));
   }
 
-  heldSessions() {
-    return this.slots.flatMap((s, lane) => (s.session ? [{ session_id: s.session.id, lane }] : []));
-  }
-
   laneStates(): LaneState[] {
     return this.lanes.map((l, i) => ({ index: i, view_url: l.viewUrl, busy: Boolean(this.slots[i].job || this.slots[i].session), job_id: this.slots[i].job?.id ?? null, session_id: this.slots[i].session?.id ?? null }));
   }

@@ -93,8 +93,8 @@ export function detectLanIp(): string {
 export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, log?: Logger, agentConfig: AgentConfig = loadAgentConfig({})): Promise<{ pool: LanePool; stopExtras: () => Promise<void>; viewKeys: ViewKeyring }> {
   const viewKeys = new ViewKeyring();
   if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {}, viewKeys };
-  const { chromeWorkerPool } = await import('./chrome-worker-pool.ts');
-  const built = await chromeWorkerPool({
+  const { startChromePool } = await import('./chrome/start-chrome-pool.ts');
+  const built = await startChromePool({
     lanes: flags.lanes,
     singleChrome: flags.singleChrome,
     chromePath: flags.chrome ?? chromePathFromEnv,

@@ -14,17 +14,22 @@ export function longWorkerId(ip: string): string {
 }
 
 /**
- * The ids an IP may take, in order of preference. The rule every registry applies: the first
- * one that is free or already held by the same IP. Addresses in different /16s can want the
- * same short id (10.10.5.150 and 10.10.51.50 both make `w5150`): the second gets the long form.
+ * The ids an IP may take, in order of preference. Two addresses can want the same short id:
+ * in different /16s (10.10.5.150 and 10.20.5.150 both make `w5150`), and even in one, as the
+ * octets are joined without a separator (10.10.5.150 and 10.10.51.50): the second gets the long form.
  */
 export function workerIdCandidates(ip: string): [string, string] {
   return [shortWorkerId(ip), longWorkerId(ip)];
 }
 
-/** `holderOf(id)` tells which IP holds an id now (undefined: free). Same IP → same id. */
-export function workerIdFor(ip: string, holderOf: (id: string) => string | undefined): string {
-  for (const id of workerIdCandidates(ip)) {
+/**
+ * The rule every registry applies: the first candidate that is free or already held by the same
+ * IP (same IP → same id). `holderOf(id)` tells which IP holds an id now (undefined: free); the
+ * candidates are the IP's own (`workerIdCandidates`) unless the worker asked for an id. The
+ * memory registry calls this; Redis runs the same rule atomically in lua/claimWorkerId.lua.
+ */
+export function workerIdFor(ip: string, holderOf: (id: string) => string | undefined, candidates: readonly string[] = workerIdCandidates(ip)): string {
+  for (const id of candidates) {
     const holder = holderOf(id);
     if (holder === undefined || holder === ip) return id;
   }

@@ -123,14 +123,18 @@ export class LinkService {
   /** Close every link and wait until each close handler ran (owner keys released). */
   async stop(): Promise<void> {
     this.stopped = true;
-    const sockets = [...this.closed.keys()];
-    for (const ws of sockets) ws.close(1001, 'hub stopping');
-    const all = Promise.all([...this.closed.values()]);
-    await withDeadline(this.d.clock, STOP_CLOSE_MS, 'links closing', all).catch(() => {
-      // A peer that does not answer the close handshake: cut it, its close handler still runs.
-      for (const ws of this.closed.keys()) ws.terminate();
-      return Promise.all([...this.closed.values()]);
-    });
+    for (const ws of this.closed.keys()) ws.close(1001, 'hub stopping');
+    if (await this.closedWithin(STOP_CLOSE_MS)) return;
+    // A peer that does not answer the close handshake: cut it; its close handler still runs.
+    for (const ws of this.closed.keys()) ws.terminate();
+    if (!(await this.closedWithin(STOP_CLOSE_MS))) this.d.log.warn({ links: this.closed.size }, 'links still closing when the hub stopped');
+  }
+
+  private closedWithin(ms: number): Promise<boolean> {
+    return withDeadline(this.d.clock, ms, 'links closing', Promise.all([...this.closed.values()])).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Apply a status change to the worker if it links here; false when it does not. */

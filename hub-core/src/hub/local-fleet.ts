@@ -1,7 +1,7 @@
 // The workers whose WebSocket this hub holds (the seed's `connections`) and the pick among
 // them. Who holds which lane and who waits for one is the lane book's (lane-book.ts).
 import type { Config } from '../config.ts';
-import { freeLanes, pickWorker } from '../domain/pick-worker.ts';
+import { freeLanes, pickWorker, type SchedulableWorker } from '../domain/pick-worker.ts';
 import type { WorkKind } from '../wire/work-kinds.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Random } from '../wire/random.ts';
@@ -49,14 +49,20 @@ export class LocalFleet {
     return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now(), kind };
   }
 
-  /** A worker for `kind` of work (unset: any); `skip`: worker ids this caller already tried (a session that one of them refused). */
+  /**
+   * The scheduler decides on frozen snapshots of the links (WorkerLink.schedulable()), never
+   * on the live objects. `skip`: worker ids this caller already tried (a session that one of
+   * them refused); `kind`: the work to place (unset: any).
+   */
   pick(skip?: ReadonlySet<string>, kind?: WorkKind): WorkerLink | undefined {
-    const list = skip?.size ? this.list.filter((l) => !skip.has(l.worker_id)) : this.list;
-    return pickWorker(list, this.pickConfig(kind), this.random);
+    const views: SchedulableWorker[] = [];
+    for (const l of this.list) if (!skip?.has(l.worker_id)) views.push(l.schedulable());
+    const chosen = pickWorker(views, this.pickConfig(kind), this.random);
+    return chosen && this.links.get(chosen.worker_id);
   }
 
   /** Free lanes for `kind` of work (unset: any work). */
   freeLanes(kind?: WorkKind): number {
-    return freeLanes(this.list, this.pickConfig(kind));
+    return freeLanes(this.list.map((l) => l.schedulable()), this.pickConfig(kind));
   }
 }

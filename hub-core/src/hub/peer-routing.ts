@@ -29,7 +29,7 @@ export interface PeerRoutingDeps {
   dispatcher: Pick<Dispatcher, 'assign'>;
 }
 
-export type TakeForwardedJob = { kind: 'not_found' } | { kind: 'taken'; job: JobRow } | { kind: 'no_free_lane'; outcome: string };
+export type TakeForwardedJob = { kind: 'not_found' } | { kind: 'answered'; job: JobRow } | { kind: 'no_free_lane'; outcome: string };
 
 export class PeerRouting {
   constructor(private readonly d: PeerRoutingDeps) {}
@@ -49,13 +49,13 @@ export class PeerRouting {
     return res?.status === 200 ? res.body : undefined;
   }
 
-  /** A peer's forwarded job: assigned here if a local lane is free (never forwarded again). */
+  /** A peer's forwarded job: assigned here if a local lane is free (never forwarded again); `answered` carries the row to return (assigned here, or no longer queued). */
   async takeForwardedJob(id: string): Promise<TakeForwardedJob> {
     const job = await this.d.jobs.getJob(id);
     if (!job) return { kind: 'not_found' };
-    if (job.status !== 'queued') return { kind: 'taken', job };
+    if (job.status !== 'queued') return { kind: 'answered', job };
     const out = await this.d.dispatcher.assign(job, 'inline');
-    return out.kind === 'assigned' ? { kind: 'taken', job: out.job } : { kind: 'no_free_lane', outcome: out.kind };
+    return out.kind === 'assigned' ? { kind: 'answered', job: out.job } : { kind: 'no_free_lane', outcome: out.kind };
   }
 
   /** A job canceled here whose worker runs on another hub's link: that hub passes the cancel on. */

@@ -218,10 +218,6 @@ export class WorkerLink implements SchedulableWorker {
     return this.holds.find((h) => h?.id === id) ?? undefined;
   }
 
-  heldJobs(): LaneHold[] {
-    return this.holds.filter((h): h is LaneHold => h !== null);
-  }
-
   lanes(): LaneState[] {
     return this.holds.map((h, index) => ({
       index,
@@ -262,7 +258,7 @@ export class WorkerLink implements SchedulableWorker {
 
   /** An error reply (a refused or malformed message). */
   async error(message: string, details?: unknown): Promise<void> {
-    await this.quietly({ type: 'error', message, ...(details === undefined ? {} : { details }) } as HubMessageBody);
+    await this.quietly({ type: 'error', message, ...(details === undefined ? {} : { details }) });
   }
 
   /** A session request (open, command, close); rejects when the frame could not be sent. */

@@ -51,9 +51,7 @@ export interface Registry {
   claimWorkerId(lanIp: string, hostname: string, candidates?: string[]): Promise<string>;
   /** Undo a claim that never linked (its enrollment expired): only if it is still this IP's. */
   releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean>;
-  /** Write a worker's hash and refresh its `:online` TTL. */
-  publishWorker(w: WorkerSnapshot): Promise<void>;
-  /** Many at once (one round trip): coalesced heartbeats. */
+  /** Write workers' hashes and refresh their `:online` TTLs, in one round trip (coalesced heartbeats). */
   publishWorkers(ws: WorkerSnapshot[]): Promise<void>;
   setOwner(workerId: string, hubId: string): Promise<void>;
   /** Remove a worker from the fleet (its hash, online and owner keys, its index entry); false if it was not there. */

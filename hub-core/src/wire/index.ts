@@ -9,6 +9,7 @@ export * from './json.ts';
 export * from './protocol.ts';
 export * from './random.ts';
 export * from './url-policy.ts';
+export * from './version.ts';
 export * from './view-token.ts';
 export * from './work-kinds.ts';
 export * from './worker-proof.ts';

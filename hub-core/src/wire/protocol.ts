@@ -63,7 +63,7 @@ const AgentInstance = z.string().regex(/^[0-9a-f]{16,64}$/, 'expected 16 to 64 h
 const LinkProof = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hex digits');
 
 export const WorkerMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), sessions: z.array(z.strictObject({ session_id: id, lane: z.number().int().min(0) })).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), instance: AgentInstance.optional(), kinds: WorkKinds.optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), instance: AgentInstance.optional(), kinds: WorkKinds.optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
   z.strictObject({
     type: z.literal('heartbeat'),
     v,

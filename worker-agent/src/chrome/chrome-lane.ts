@@ -193,12 +193,12 @@ export function laneViewUrl(index: number, o: Pick<ChromePoolOptions, 'viewBase'
   return null;
 }
 
-export interface ChromeLanePool extends LanePool {
+export interface ChromePool extends LanePool {
   readonly lanes: readonly ChromeLane[];
   readonly egress: EgressGuard;
 }
 
-export function chromePool(o: ChromePoolOptions): ChromeLanePool {
+export function chromePool(o: ChromePoolOptions): ChromePool {
   const count = o.singleChrome ? 1 : o.lanes;
   const egress = o.egress ?? new EgressGuard();
   const lanes = Array.from({ length: count }, (_, index) => new ChromeLane({ index, chromePath: o.chromePath, viewUrl: laneViewUrl(index, o), hangTimeoutMs: o.hangTimeoutMs, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb }));

@@ -1,5 +1,5 @@
 // Single-hub mode (REDIS_URL unset): the same Registry behaviour, in process.
-import { workerIdCandidates } from '../../domain/worker-id.ts';
+import { workerIdFor } from '../../domain/worker-id.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { HUB_HISTORY_S } from '../../ports/registry.ts';
@@ -23,15 +23,10 @@ export class MemoryRegistry implements Registry {
     private readonly forgetS = 86400,
   ) {}
 
-  async claimWorkerId(lanIp: string, hostname: string, candidates = workerIdCandidates(lanIp)): Promise<string> {
-    for (const id of candidates) {
-      const holder = this.ipOf.get(id)?.lanIp;
-      if (holder === undefined || holder === lanIp) {
-        this.ipOf.set(id, { lanIp, hostname });
-        return id;
-      }
-    }
-    throw new Error(`no worker id left for ${lanIp}`);
+  async claimWorkerId(lanIp: string, hostname: string, candidates?: string[]): Promise<string> {
+    const id = workerIdFor(lanIp, (candidate) => this.ipOf.get(candidate)?.lanIp, candidates);
+    this.ipOf.set(id, { lanIp, hostname });
+    return id;
   }
 
   async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
@@ -40,20 +35,18 @@ export class MemoryRegistry implements Registry {
     return true;
   }
 
-  async publishWorker(w: WorkerSnapshot): Promise<void> {
-    const expiresAt = this.clock.now() + this.forgetS * 1000;
-    this.workers.set(w.worker_id, { value: structuredClone(w), expiresAt });
-    const owner = this.owners.get(w.worker_id);
-    if (owner) owner.expiresAt = expiresAt;
-  }
-
   async forgetWorker(workerId: string): Promise<boolean> {
     this.owners.delete(workerId);
     return this.workers.delete(workerId);
   }
 
   async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
-    for (const w of ws) await this.publishWorker(w);
+    const expiresAt = this.clock.now() + this.forgetS * 1000;
+    for (const w of ws) {
+      this.workers.set(w.worker_id, { value: structuredClone(w), expiresAt });
+      const owner = this.owners.get(w.worker_id);
+      if (owner) owner.expiresAt = expiresAt;
+    }
   }
 
   async setOwner(workerId: string, hubId: string): Promise<void> {

@@ -156,10 +156,6 @@ export class RedisRegistry implements Registry {
     return (await this.redis.releaseWorkerIdIfUnlinked(this.k.workersIndex, this.k.worker(workerId), workerId, lanIp)) === 1;
   }
 
-  async publishWorker(w: WorkerSnapshot): Promise<void> {
-    await this.publishWorkers([w]);
-  }
-
   async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
     if (ws.length === 0) return;
     const p = this.redis.pipeline();

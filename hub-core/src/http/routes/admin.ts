@@ -13,6 +13,7 @@ import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { JobStore } from '../../ports/job-store.ts';
 import { HUB_HISTORY_S, type Registry } from '../../ports/registry.ts';
+import { PACKAGE_VERSION } from '../../wire/version.ts';
 import { hopOf } from '../hop.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
@@ -103,7 +104,7 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
       heartbeat_s: config.heartbeatS,
       statuses: WORKER_STATUSES,
       job_statuses: JOB_STATUSES,
-      version: HUB_VERSION,
+      version: PACKAGE_VERSION,
     }));
 
     app.get('/admin/audit', async (req) => {
@@ -118,4 +119,3 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
   };
 }
 
-export const HUB_VERSION = '0.1.0';

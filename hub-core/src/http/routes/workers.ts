@@ -42,7 +42,7 @@ export function workerRoutes({ config, enrollment, peers, workerAdmin }: WorkerR
       const { id } = parseOr400(JobId, req.params, 'job id');
       const out = await peers.takeForwardedJob(id);
       if (out.kind === 'not_found') throw new PaprikaError('not_found', { id }, 'No such job');
-      if (out.kind === 'taken') return reply.status(200).send(jobJson(out.job));
+      if (out.kind === 'answered') return reply.status(200).send(jobJson(out.job));
       return reply.status(409).send({ error: 'no free lane here', code: 'conflict', details: { outcome: out.outcome } });
     });
 

@@ -1,6 +1,5 @@
-// Everything a real worker needs for Chrome lanes, in start order: find Chrome, start the
-// live-view server (its port goes into every lane's view URL), build the pool.
-// `worker-agent/src/chrome-worker-pool.ts` can delegate to this as it stands.
+// Everything a real worker needs for its Chrome pool, in start order: find Chrome, start the
+// live-view server (its port goes into every lane's view URL), build the pool (chrome-lane.ts).
 import fs from 'node:fs';
 import { ownAddressRules } from 'paprika/wire';
 import { EgressGuard } from '../egress/egress-guard.ts';
@@ -12,7 +11,7 @@ import { chromePool, type ChromeLane } from './chrome-lane.ts';
 import type { LaneLog } from './chrome-lane-core.ts';
 import { CHROME_HELP, findChrome } from './find-chrome.ts';
 
-export interface ChromeWorkerLanesOptions {
+export interface StartChromePoolOptions {
   lanes: number;
   singleChrome: boolean;
   /** `--chrome PATH`, else PAPRIKA_CHROME_PATH (the caller resolves that order). */
@@ -34,7 +33,7 @@ export interface ChromeWorkerLanesOptions {
 }
 
 /** The worker's own addresses, denied to its jobs: the hub it links to and its live-view server. */
-function ownRules(o: ChromeWorkerLanesOptions, view: { baseUrl: string } | undefined): string[] {
+function ownRules(o: StartChromePoolOptions, view: { baseUrl: string } | undefined): string[] {
   const rules: string[] = [];
   if (o.hubUrl) {
     const hub = new URL(o.hubUrl);
@@ -49,7 +48,7 @@ function ownRules(o: ChromeWorkerLanesOptions, view: { baseUrl: string } | undef
 
 export class ChromeNotFoundError extends Error {}
 
-export async function chromeWorkerLanes(o: ChromeWorkerLanesOptions): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
+export async function startChromePool(o: StartChromePoolOptions): Promise<{ pool: LanePool; stopExtras: () => Promise<void> }> {
   // A path the operator typed that does not exist is a mistake to report, not a hint to ignore.
   if (o.chromePath && !fs.existsSync(o.chromePath)) throw new ChromeNotFoundError(`Chrome not found at ${o.chromePath} (from --chrome or PAPRIKA_CHROME_PATH)\n${CHROME_HELP}`);
   const chromePath = findChrome({ explicitPath: o.chromePath });
@@ -66,7 +65,7 @@ export async function chromeWorkerLanes(o: ChromeWorkerLanesOptions): Promise<{ 
 }
 
 /** `--lan-ip` may name an address this host does not own (NAT, a VM): then loopback only, and say so. */
-async function startLiveViewOn(o: ChromeWorkerLanesOptions, lanes: () => readonly ChromeLane[]) {
+async function startLiveViewOn(o: StartChromePoolOptions, lanes: () => readonly ChromeLane[]) {
   const plan = planViewBind(o.lanIp, o.viewBind);
   const common = { port: o.viewPort ?? 0, lanes, keys: o.viewKeys };
   try {
