@@ -51,11 +51,15 @@ export class SessionService {
     return this.local.size;
   }
 
-  /** Holds one local lane, waiting up to `waitS` (ASSIGN_WAIT) for one; undefined when none freed. */
-  async open(idleS: number, signal?: AbortSignal, waitS = this.config.assignWaitS): Promise<OpenedSession | undefined> {
+  /**
+   * Holds one local lane, waiting up to `waitS` (ASSIGN_WAIT) for one; undefined when none
+   * freed. `refused`: workers that refused this request's session_open already (one request
+   * may try here twice: at once, then after asking the peers); they are not asked again.
+   */
+  async open(idleS: number, signal?: AbortSignal, o: { waitS?: number; refused?: Set<string> } = {}): Promise<OpenedSession | undefined> {
     const sessionId = randomUUID();
-    const until = this.clock.now() + waitS * 1000;
-    const refused = new Set<string>();
+    const until = this.clock.now() + (o.waitS ?? this.config.assignWaitS) * 1000;
+    const refused = o.refused ?? new Set<string>();
     for (;;) {
       const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused, 'session');
       if (held) {
