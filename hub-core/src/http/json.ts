@@ -2,6 +2,7 @@
 import type { FleetWorker } from '../hub/fleet-view.ts';
 import type { JobRow, JobSummaryRow } from '../ports/job-store.ts';
 import type { HubRow } from '../ports/registry.ts';
+import type { HubJson, WorkerJson } from '../wire/json.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -32,7 +33,7 @@ export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
   return { ...jobSummaryJson(j), spec: j.spec, result: j.result, ...extra };
 }
 
-export function workerJson(w: FleetWorker) {
+export function workerJson(w: FleetWorker): WorkerJson {
   return {
     worker_id: w.worker_id,
     hub_id: w.hub_id,
@@ -52,7 +53,7 @@ export function workerJson(w: FleetWorker) {
   };
 }
 
-export function hubJson(h: HubRow, localHubId: string) {
+export function hubJson(h: HubRow, localHubId: string): HubJson {
   return {
     hub_id: h.hub_id,
     url: h.url || null,
