@@ -2,12 +2,12 @@
 import type { FleetWorker } from '../hub/fleet-view.ts';
 import type { JobRow, JobSummaryRow } from '../ports/job-store.ts';
 import type { HubRow } from '../ports/registry.ts';
-import type { HubJson, WorkerJson } from '../wire/json.ts';
+import type { HubJson, JobSummaryJson, WorkerJson } from '../wire/json.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /** A job as lists and the console's live feed carry it: no spec, no result (GET /jobs/:id has them). */
-export function jobSummaryJson(j: JobSummaryRow) {
+export function jobSummaryJson(j: JobSummaryRow): JobSummaryJson {
   return {
     id: j.id,
     kind: j.kind,
@@ -21,7 +21,7 @@ export function jobSummaryJson(j: JobSummaryRow) {
     novnc_url: j.novnc_url,
     error: j.error,
     attempts: j.attempts,
-    created_at: iso(j.created_at),
+    created_at: new Date(j.created_at).toISOString(),
     assigned_at: iso(j.assigned_at),
     finished_at: iso(j.finished_at),
     deadline_at: iso(j.deadline_at),

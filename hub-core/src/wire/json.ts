@@ -126,8 +126,8 @@ export interface AdminConfigJson {
   disk_max_pct: number;
   worker_ttl_s: number;
   heartbeat_s: number;
-  statuses: string[];
-  job_statuses: string[];
+  statuses: readonly string[];
+  job_statuses: readonly string[];
   version: string;
 }
 
