@@ -162,9 +162,9 @@ export class Hub {
   async start(consoleDir?: string): Promise<void> {
     await failLeftoversIfAlone({ config: this.config, registry: this.registry, ledger: this.ledger, clock: this.clock, log: this.log });
     this.http = await buildHttpServer(this.httpDeps(consoleDir));
-    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
-    this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
-    if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
+    const { config, store, registry, fleet, lanes, ledger, dispatcher, fleetView, clock, log, events, metrics, enrollment, startedAt } = this;
+    this.loops = [hubHeartbeatLoop({ config, registry, fleet, clock, log, events, startedAt }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop()];
+    if (!config.queueRedriveDisable) this.loops.push(redriveLoop({ config, store, fleet, lanes, ledger, dispatcher, clock, log, metrics }));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
     const openToAll = openGroups(this.config);
