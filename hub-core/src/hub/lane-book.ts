@@ -4,7 +4,7 @@
 // (the redrive loop listens). Callers never pair a release with a wake-up by hand.
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../ports/clock.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { LaneHold, WorkerLink } from './worker-link.ts';
 
 export interface LaneReservation {
@@ -20,7 +20,7 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
   private readonly waiters: Waiter[] = [];
 
   constructor(
-    private readonly fleet: LocalFleet,
+    private readonly localLinks: LocalLinks,
     private readonly clock: Clock,
   ) {
     super();
@@ -28,7 +28,7 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
 
   /** Pick a worker and hold one of its lanes; undefined when no lane is free. `skip`: workers this caller already tried. */
   reserve(hold: LaneHold, skip?: ReadonlySet<string>): LaneReservation | undefined {
-    const link = this.fleet.pick(skip);
+    const link = this.localLinks.pick(skip);
     if (!link) return undefined;
     const lane = link.holdLane(hold);
     return lane === undefined ? undefined : { link, lane };
