@@ -28,8 +28,8 @@ describe('two agents, one id', () => {
     const args = ['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', '127.0.44.9'];
     const first = spawnWorker(args);
     procs.push(first);
-    await waitFor('first linked', async () => hub.hub.fleet.get('w449') !== undefined, 30_000);
-    const firstLink = hub.hub.fleet.get('w449');
+    await waitFor('first linked', async () => hub.hub.localLinks.get('w449') !== undefined, 30_000);
+    const firstLink = hub.hub.localLinks.get('w449');
     const second = spawnWorker(args);
     procs.push(second);
     const code = await Promise.race([second.exited, new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000))]);
@@ -37,7 +37,7 @@ describe('two agents, one id', () => {
     expect(second.output()).toMatch(/worker id w449 is already linked .* by another running agent/);
     expect(second.output()).toMatch(/--worker-id/);
     // The first never lost its link: the same link object, linked once, never closed.
-    expect(hub.hub.fleet.get('w449')).toBe(firstLink);
+    expect(hub.hub.localLinks.get('w449')).toBe(firstLink);
     expect(first.output().match(/"msg":"linked"/g)).toHaveLength(1);
     expect(first.output()).not.toMatch(/link closed/);
     const row = (await fetch(`${hub.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === 'w449');
@@ -55,7 +55,7 @@ describe('two agents, one id', () => {
     expect(await closed).toBe(4409);
     expect(two.frames.find((f) => f.type === 'error')).toMatchObject({ details: { code: 'worker_id_in_use', worker_id: 'w-clash' } });
     expect(one.ws.readyState).toBe(one.ws.OPEN);
-    expect(hub.hub.fleet.get('w-clash')?.instance).toBe(A);
+    expect(hub.hub.localLinks.get('w-clash')?.instance).toBe(A);
 
     // The same process re-linking takes over at once (no ping asked).
     const again = await openRawLink(hub.url, 'w-clash');
@@ -68,7 +68,7 @@ describe('two agents, one id', () => {
     const fresh = await openRawLink(hub.url, 'w-clash');
     fresh.ws.send(provenHello('w-clash', secret, fresh.nonce, { instance: B }));
     await waitFor('new process welcomed', async () => fresh.frames.some((f) => f.type === 'welcome'), 10_000);
-    expect(hub.hub.fleet.get('w-clash')?.instance).toBe(B);
+    expect(hub.hub.localLinks.get('w-clash')?.instance).toBe(B);
     for (const l of [again, fresh]) l.ws.terminate();
   });
 });

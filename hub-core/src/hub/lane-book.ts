@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../ports/clock.ts';
 import type { WorkKind } from '../wire/work-kinds.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { LaneHold, WorkerLink } from './worker-link.ts';
 
 export interface LaneReservation {
@@ -21,7 +21,7 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
   private readonly waiters: Waiter[] = [];
 
   constructor(
-    private readonly fleet: LocalFleet,
+    private readonly localLinks: LocalLinks,
     private readonly clock: Clock,
   ) {
     super();
@@ -32,7 +32,7 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
    * when no such lane is free. `skip`: workers this caller already tried.
    */
   reserve(hold: LaneHold, skip?: ReadonlySet<string>, work?: WorkKind): LaneReservation | undefined {
-    const link = this.fleet.pick(skip, work);
+    const link = this.localLinks.pick(skip, work);
     if (!link) return undefined;
     const lane = link.holdLane(hold);
     return lane === undefined ? undefined : { link, lane };

@@ -51,7 +51,7 @@ export class LinkHandshake {
       socket.close(1011, 'hello failed');
       // An old link this hello superseded is dead (the worker holds one link at a time):
       // close it too rather than keep it, unpickable, until the worker's next hello.
-      const old = this.d.fleet.get(workerId);
+      const old = this.d.localLinks.get(workerId);
       if (old?.superseded) old.close(4001, 'replaced by a new link');
       return 'failed';
     }
@@ -64,7 +64,7 @@ export class LinkHandshake {
    * re-linking, or a new one replacing a dead link (no pong), takes over at once as before.
    */
   private async heldByAnotherAgent(socket: LinkSocket, workerId: string, instance: string | undefined, remote: string | undefined): Promise<boolean> {
-    const current = this.d.fleet.get(workerId);
+    const current = this.d.localLinks.get(workerId);
     if (!current || current.isOn(socket) || current.superseded || current.left_at_ms !== null) return false;
     if (!instance || !current.instance || current.instance === instance) return false;
     if (!(await current.answersPing(LIVE_LINK_PING_MS))) return false;
@@ -76,11 +76,11 @@ export class LinkHandshake {
   }
 
   private async link(socket: LinkSocket, msg: Hello, created: (link: WorkerLink) => void): Promise<WorkerLink> {
-    const { config, store, registry, fleet, lanes, clock } = this.d;
+    const { config, store, registry, localLinks, lanes, clock } = this.d;
     const helloAt = new Date(clock.now());
     // The worker holds one link at a time: from now on a job sent over the old one would be
     // lost until the next hello, so the old one takes no more work.
-    const old = fleet.get(msg.worker_id);
+    const old = localLinks.get(msg.worker_id);
     if (old && !old.isOn(socket)) old.supersede();
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
     const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now(), { kinds: msg.kinds, instance: msg.instance });
@@ -100,14 +100,14 @@ export class LinkHandshake {
     await this.d.ledger.settleRelinked(link, { known, fresh: msg.fresh !== false, helloAt });
     // A link that closed during its hello must not replace (and close) a newer, working one.
     if (!socket.open) throw new Error('link closed during hello');
-    const previous = fleet.add(link);
+    const previous = localLinks.add(link);
     if (previous && previous !== link) previous.close(4001, 'replaced by a new link');
     lanes.offer(link.freeLaneCount);
     await registry.setOwner(msg.worker_id, config.hubId);
     this.d.publisher.mark(link);
     this.d.recycles.hello(msg.worker_id, msg.fresh !== false);
     await link.welcome({ worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key, url_policy: this.d.urls.lists() });
-    this.d.metrics.localWorkers.set(fleet.size);
+    this.d.metrics.localWorkers.set(localLinks.size);
     this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
     this.d.events.workersChanged();
     return link;

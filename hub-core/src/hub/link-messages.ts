@@ -56,10 +56,10 @@ export class LinkMessages {
   }
 
   async onClose(link: WorkerLink): Promise<void> {
-    const { fleet, registry, config, log } = this.d;
+    const { localLinks, registry, config, log } = this.d;
     this.d.sessions.onLinkClosed(link);
-    if (!fleet.remove(link)) return; // replaced by a newer link of the same worker
-    this.d.metrics.localWorkers.set(fleet.size);
+    if (!localLinks.remove(link)) return; // replaced by a newer link of the same worker
+    this.d.metrics.localWorkers.set(localLinks.size);
     // Its running jobs stay running: the reconciler fails them only after ORPHAN_GRACE, so a
     // worker that re-links in time keeps them.
     await this.d.publisher.flush();

@@ -139,7 +139,7 @@ export class LinkService {
 
   /** Apply a status change to the worker if it links here; false when it does not. */
   async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
-    const link = this.d.fleet.get(workerId);
+    const link = this.d.localLinks.get(workerId);
     if (!link) return false;
     await link.pushStatus(status);
     this.d.publisher.mark(link);

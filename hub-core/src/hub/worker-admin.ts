@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Registry } from '../ports/registry.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import type { HubEvents } from './hub-events.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { WorkerStatus } from '../ports/job-store.ts';
 import type { JobLedger } from './job-ledger.ts';
 import type { FleetViewReader, FleetWorker } from './fleet-view.ts';
@@ -24,7 +24,7 @@ export interface WorkerAdminDeps {
   forwarder: Pick<Forwarder, 'forward'>;
   publisher: Pick<RegistryPublisher, 'flush'>;
   fleetView: Pick<FleetViewReader, 'read'>;
-  fleet: Pick<LocalFleet, 'get'>;
+  localLinks: Pick<LocalLinks, 'get'>;
   registry: Pick<Registry, 'forgetWorker'>;
   events: Pick<HubEvents, 'workersChanged'>;
   log: Logger;
@@ -65,7 +65,7 @@ export class WorkerAdmin {
     const view = await this.d.fleetView.read();
     const row = view.workers.find((w) => w.worker_id === workerId);
     // Linked here and not leaving: alive whatever its heartbeat says.
-    const linkedHere = this.d.fleet.get(workerId);
+    const linkedHere = this.d.localLinks.get(workerId);
     if (row?.alive || (linkedHere && linkedHere.left_at_ms === null)) {
       throw new PaprikaError('worker_alive', { worker_id: workerId, hub_id: row?.hub_id ?? linkedHere?.meta.hubId ?? null, last_seen: row ? new Date(row.last_seen_ms).toISOString() : null });
     }

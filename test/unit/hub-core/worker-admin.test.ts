@@ -22,7 +22,7 @@ function setup(o: { linkedHere?: boolean; ownerUrl?: string; answer?: ForwardRes
     forwarder: { forward: async (route, url, method, path, body, headers) => (steps.push(`forward ${route} ${url} ${method} ${path} ${JSON.stringify(body)} ${JSON.stringify(headers)}`), o.answer ?? { status: 200, body: { worker_id: 'w1', applied_by: 'hub-b' }, headers: {} }) },
     publisher: { flush: async () => void steps.push('flush') },
     fleetView: { read: async () => (steps.push('read'), { workers: [(o.row ?? { worker_id: 'w1' }) as never], as_of: 0, stale: false, partial: false }) },
-    fleet: { get: () => (o.link ? ({ ...o.link, meta: { hubId: 'hub-a' } } as never) : undefined) },
+    localLinks: { get: () => (o.link ? ({ ...o.link, meta: { hubId: 'hub-a' } } as never) : undefined) },
     registry: { forgetWorker: async (id) => (steps.push(`registry forget ${id}`), true) },
     events: { workersChanged: () => void steps.push('changed') },
     log: { warn: () => {} } as never,

@@ -7,7 +7,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Random } from '../wire/random.ts';
 import type { WorkerLink } from './worker-link.ts';
 
-export class LocalFleet {
+export class LocalLinks {
   private readonly links = new Map<string, WorkerLink>();
   private list: WorkerLink[] = [];
 
