@@ -11,10 +11,11 @@ import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
 import { isolationFigures } from './isolation.ts';
 import { pickFigures } from './pick.ts';
+import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
+const BENCHES = ['chrome', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -29,6 +30,7 @@ export async function main(argv: string[]): Promise<void> {
     figures.push(...fs_);
   };
 
+  if (only.has('chrome')) say(await realChromeFigures({ lanes: 2, jobs: quick ? 24 : 80, rounds: quick ? 1 : 3, log: (s) => console.log(s) }));
   let dispatchRate: number | undefined;
   if (only.has('dispatch')) {
     const d = await dispatchFigures({ jobs: quick ? 1500 : 10_000, concurrency, agents: 4, lanes: 4, rounds: quick ? 1 : 3 });

@@ -12,7 +12,7 @@ export interface HubProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnHub(port: number, env: Record<string, string>): Promise<HubProcess> {
+export async function spawnHub(port: number, env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<HubProcess> {
   const fullEnv = { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env };
   assertTestRedisPrefix(fullEnv);
   const child = spawn(process.execPath, [PAPRIKA_BIN, 'hub', '--port', String(port)], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -28,7 +28,7 @@ export async function spawnHub(port: number, env: Record<string, string>): Promi
     }),
   );
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 20_000;
+  const until = Date.now() + (opts.readyTimeoutMs ?? 20_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hub exited (${child.exitCode}):\n${out}`);
     try {

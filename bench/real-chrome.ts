@@ -1,0 +1,175 @@
+// real chrome: the workload users run Paprika for, against what they would pick instead. A ~30 KB
+// page (scripts, CSS, three images) on 127.0.0.1; `fetch` and `fetch` + screenshot jobs; N lanes
+// and 2×N closed-loop clients. Contenders, same Chromium, same flags, alternating rounds:
+//  - paprika: `paprika hub` (embedded defaults) and `paprika worker --lanes N` as processes, the
+//    SDK's run() over HTTP; every job in a fresh browser context (isolation is always on);
+//  - peer: puppeteer-cluster, CONCURRENCY_CONTEXT (a fresh context per job, one Chrome);
+//  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation).
+// Each contender's process tree is measured: CPU ms per job, peak RSS sum and peak PSS sum.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createClient } from '../hub-core/client/index.ts';
+import { CHROME_ARGS } from '../worker-agent/src/chrome/chrome-process.ts';
+import { findChrome } from '../worker-agent/src/chrome/find-chrome.ts';
+import { spawnWorker } from '../test/harness/agents.ts';
+import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
+import { serveBenchPage } from './bench-page.ts';
+import { sampleTree, watchTree } from './process-tree.ts';
+import { closedLoop, summary, type Figure } from './report.ts';
+
+type Contender = 'paprika' | 'cluster' | 'raw';
+
+export interface RoundResult {
+  contender: Contender;
+  jobsPerS: number;
+  p50: number;
+  p99: number;
+  cpuMsPerJob: number;
+  peakRssMiB: number;
+  peakPssMiB: number;
+  /** Paprika only: peak PSS of [hub, worker + its Chromes]. */
+  pssByRootMiB?: number[];
+  failed: number;
+}
+
+interface Workload {
+  url: string;
+  screenshot: boolean;
+  lanes: number;
+  jobs: number;
+  warmup: number;
+}
+
+function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpuMs: number, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number): RoundResult {
+  const s = summary(latencies);
+  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(contender === 'paprika' ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), failed };
+}
+
+/**
+ * A hub data directory whose database exists already: each round starts from a copy, as a hub
+ * restarted by its operator does (PGlite's first-run initdb takes 15-30 s on a loaded machine).
+ */
+async function hubDataTemplate(): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-bench-template-'));
+  const hub = await spawnHub(await freePort(), { PAPRIKA_DATA_DIR: dir, PAPRIKA_LOG_LEVEL: 'warn' }, { readyTimeoutMs: 180_000 });
+  await hub.kill('SIGTERM');
+  return dir;
+}
+
+async function paprikaRound(w: Workload, chromePath: string, template: string): Promise<RoundResult> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-bench-hub-'));
+  fs.cpSync(template, dataDir, { recursive: true });
+  const port = await freePort();
+  const hub = await spawnHub(port, { PAPRIKA_DATA_DIR: dataDir, PAPRIKA_LOG_LEVEL: 'warn', ...(process.env.PAPRIKA_BENCH_HUB_ARGS ? { NODE_OPTIONS: process.env.PAPRIKA_BENCH_HUB_ARGS } : {}) }, { readyTimeoutMs: 120_000 });
+  const worker = spawnWorker(['--hub', hub.url, '--lanes', String(w.lanes), '--lan-ip', '127.0.0.1', '--chrome', chromePath], { PAPRIKA_LOG_LEVEL: 'warn', ...(process.env.PAPRIKA_BENCH_WORKER_ARGS ? { NODE_OPTIONS: process.env.PAPRIKA_BENCH_WORKER_ARGS } : {}) });
+  const roots = [hub.child.pid!, worker.child.pid!];
+  const mem = watchTree(() => roots);
+  try {
+    await waitFor('worker linked', async () => ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers >= 1, 60_000, 100).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${worker.output().slice(-2000)}`);
+    });
+    const client = createClient({ url: hub.url });
+    const spec = { kind: 'fetch' as const, spec: { url: w.url, ...(w.screenshot ? { screenshot: true } : {}) } };
+    let failed = 0;
+    const latencies: number[] = [];
+    const one = async () => {
+      const t = performance.now();
+      const job = await client.run(spec, { timeout: 60_000 }).catch(() => undefined);
+      if (job?.status !== 'succeeded') failed++;
+      latencies.push(performance.now() - t);
+    };
+    await closedLoop(w.warmup, w.lanes * 2, one);
+    latencies.length = 0;
+    failed = 0;
+    const cpu0 = sampleTree(roots).cpuMs;
+    const ms = await closedLoop(w.jobs, w.lanes * 2, one);
+    const cpu1 = sampleTree(roots).cpuMs;
+    return finish('paprika', ms, latencies, failed, cpu1 - cpu0, mem.stop(), w.jobs);
+  } finally {
+    mem.stop();
+    await worker.kill('SIGTERM');
+    await hub.kill('SIGTERM');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: string): Promise<RoundResult> {
+  const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...CHROME_ARGS] });
+  const child = spawn(process.execPath, [path.resolve(import.meta.dirname, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const lines = readline.createInterface({ input: child.stdout! });
+  const it = lines[Symbol.asyncIterator]();
+  const next = async () => {
+    const r = await it.next();
+    if (r.done) throw new Error(`${contender} peer exited early:\n${err.slice(-2000)}`);
+    return JSON.parse(r.value) as { ready?: boolean; done?: boolean; ms: number; latencies: number[]; failed: number };
+  };
+  const mem = watchTree(() => [child.pid!]);
+  try {
+    await next(); // ready: launched and warmed up
+    const cpu0 = sampleTree([child.pid!]).cpuMs;
+    child.stdin!.write('go\n');
+    const done = await next();
+    const cpu1 = sampleTree([child.pid!]).cpuMs;
+    return finish(contender, done.ms, done.latencies, done.failed, cpu1 - cpu0, mem.stop(), w.jobs);
+  } finally {
+    mem.stop();
+    child.stdin!.end('stop\n');
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  }
+}
+
+const CONTENDERS: Contender[] = ['paprika', 'cluster', 'raw'];
+
+/** Best of each contender's rounds by jobs/s (noise only ever slows a round down). */
+function best(rounds: RoundResult[], c: Contender): RoundResult {
+  return rounds.filter((r) => r.contender === c).reduce((a, b) => (b.jobsPerS > a.jobsPerS ? b : a));
+}
+
+export async function realChromeFigures(o: { lanes: number; jobs: number; rounds: number; log?: (s: string) => void }): Promise<Figure[]> {
+  const chromePath = findChrome({});
+  if (!chromePath) {
+    console.log('real chrome: skipped (no Chrome found)');
+    return [];
+  }
+  const page = await serveBenchPage();
+  const template = await hubDataTemplate();
+  const out: Figure[] = [];
+  try {
+    for (const screenshot of [false, true]) {
+      const w: Workload = { url: page.url, screenshot, lanes: o.lanes, jobs: o.jobs, warmup: o.lanes * 2 };
+      const rounds: RoundResult[] = [];
+      for (let r = 0; r < o.rounds; r++) {
+        // Alternate the order so no contender always runs first (or right after another's teardown).
+        const order = CONTENDERS.map((_, i) => CONTENDERS[(i + r) % CONTENDERS.length]);
+        for (const c of order) {
+          const res = c === 'paprika' ? await paprikaRound(w, chromePath, template) : await peerRound(c, w, chromePath);
+          o.log?.(`  ${screenshot ? 'fetch+screenshot' : 'fetch'} round ${r + 1} ${c}: ${res.jobsPerS.toFixed(2)} jobs/s, p50 ${res.p50.toFixed(0)} ms, p99 ${res.p99.toFixed(0)} ms, ${res.cpuMsPerJob.toFixed(0)} CPU ms/job, peak RSS ${res.peakRssMiB.toFixed(0)} MiB, PSS ${res.peakPssMiB.toFixed(0)} MiB${res.pssByRootMiB ? ` (hub ${res.pssByRootMiB[0].toFixed(0)}, worker+chrome ${res.pssByRootMiB[1].toFixed(0)})` : ''}${res.failed ? `, ${res.failed} failed` : ''}`);
+          rounds.push(res);
+        }
+      }
+      const [p, c, raw] = CONTENDERS.map((k) => best(rounds, k));
+      const name = `real chrome ${screenshot ? 'fetch+screenshot' : 'fetch'} (N=${o.lanes})`;
+      const extra = { page_bytes: page.bytes, jobs: o.jobs, rounds };
+      out.push(
+        { name, unit: 'jobs/s', paprika: p.jobsPerS, peer: c.jobsPerS, peerName: 'puppeteer-cluster CONCURRENCY_CONTEXT', higherIsBetter: true, extra },
+        { name: `${name} vs raw loop`, unit: 'jobs/s', paprika: p.jobsPerS, peer: raw.jobsPerS, peerName: 'raw puppeteer-core, fresh context per job', higherIsBetter: true },
+        { name: `${name} p50`, unit: 'ms', paprika: p.p50, peer: c.p50, peerName: 'puppeteer-cluster', higherIsBetter: false },
+        { name: `${name} p99`, unit: 'ms', paprika: p.p99, peer: c.p99, peerName: 'puppeteer-cluster', higherIsBetter: false },
+        { name: `${name} CPU per job`, unit: 'ms', paprika: p.cpuMsPerJob, peer: c.cpuMsPerJob, peerName: 'puppeteer-cluster', higherIsBetter: false },
+        { name: `${name} peak PSS of the process tree`, unit: 'MiB', paprika: p.peakPssMiB, peer: c.peakPssMiB, peerName: 'puppeteer-cluster', higherIsBetter: false, extra: { paprika_rss_sum_mib: p.peakRssMiB, peer_rss_sum_mib: c.peakRssMiB, raw_pss_mib: raw.peakPssMiB, paprika_hub_worker_pss_mib: p.pssByRootMiB } },
+      );
+    }
+  } finally {
+    await page.close();
+    fs.rmSync(template, { recursive: true, force: true });
+  }
+  return out;
+}
