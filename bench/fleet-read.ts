@@ -47,7 +47,7 @@ export async function fleetReadFigures(o: { sizes: number[]; reads: number }): P
     const registry = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 3600);
     const now = Date.now();
     for (let i = 0; i < n; i += 500) await registry.publishWorkers(Array.from({ length: Math.min(500, n - i) }, (_, k) => snapshot(i + k, now)));
-    const h = await startTestHub({ REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: prefix, PAPRIKA_WORKER_TTL_S: '3600', PAPRIKA_LOG_LEVEL: 'silent' });
+    const h = await startTestHub({ REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: prefix, PAPRIKA_WORKER_TTL_S: '3600', PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_FLEET_TIMEOUT_MS: '30000' });
     const naive = new Redis(REDIS_TEST_URL);
     const paprika = async () => ((await (await fetch(`${h.url}/admin/workers`)).json()) as { workers: unknown[] }).workers.length;
     const oneByOne = async () => {

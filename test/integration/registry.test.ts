@@ -135,3 +135,26 @@ for (const kind of ['memory', 'redis'] as const) {
     });
   });
 }
+
+describe.skipIf(!requireServices(['redis']))('redis registry fleet read', () => {
+  it('reads the fleet from the compact rows, and from the hashes for workers published without a row (a hub of an older version) or with a row that does not parse', async () => {
+    const prefix = testRedisPrefix();
+    const reg = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120);
+    try {
+      await reg.publishWorkers([snap('wr1'), snap('wr2', 'hub-b'), snap('wr3')]);
+      // What an older hub leaves: the hash and the index entry, no row; and a row gone bad.
+      await reg.client.hdel(`${prefix}workers:rows`, 'wr2');
+      await reg.client.hset(`${prefix}workers:rows`, 'wr3', '{not json');
+      const fleet = await reg.readFleet(5000);
+      expect(fleet.map((w) => w.worker_id).sort()).toEqual(['wr1', 'wr2', 'wr3']);
+      expect(fleet.find((w) => w.worker_id === 'wr2')).toEqual(snap('wr2', 'hub-b'));
+      expect(fleet.find((w) => w.worker_id === 'wr3')).toEqual(snap('wr3'));
+      // A registered id that never linked has neither a row nor a last_seen: not in the fleet.
+      await reg.claimWorkerId('10.77.0.1', 'never-linked');
+      expect((await reg.readFleet(5000)).length).toBe(3);
+    } finally {
+      await reg.close();
+      await dropRedisPrefix(prefix);
+    }
+  });
+});

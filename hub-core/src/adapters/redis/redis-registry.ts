@@ -26,6 +26,8 @@ type ScriptedRedis = Redis & {
 export function redisKeys(prefix: string) {
   return {
     workersIndex: `${prefix}workers:index`,
+    /** One compact JSON row per published worker, beside its hash: the fleet read is one HGETALL. */
+    workersRows: `${prefix}workers:rows`,
     worker: (id: string) => `${prefix}worker:${id}`,
     online: (id: string) => `${prefix}worker:${id}:online`,
     owner: (id: string) => `${prefix}worker:${id}:owner`,
@@ -87,6 +89,16 @@ function hashToSnapshot(id: string, h: Record<string, string>): WorkerSnapshot |
     kinds: parse<string[] | null>(h.kinds, null),
     left_at_ms: h.left_at ? Number(h.left_at) : null,
   };
+}
+
+/** A row as publishWorkers wrote it; undefined when it does not parse (then it is skipped). */
+function rowToSnapshot(id: string, row: string): WorkerSnapshot | undefined {
+  try {
+    const w = JSON.parse(row) as WorkerSnapshot;
+    return typeof w === 'object' && w !== null && w.worker_id === id && typeof w.last_seen_ms === 'number' ? w : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class RedisRegistry implements Registry {
@@ -163,6 +175,7 @@ export class RedisRegistry implements Registry {
     const forgetMs = Math.max(1, Math.round(this.forgetS * 1000));
     for (const w of ws) {
       p.hset(this.k.worker(w.worker_id), snapshotToHash(w));
+      p.hset(this.k.workersRows, w.worker_id, JSON.stringify(w));
       // Every publish is a sign of life: an offline worker's keys go FORGET_S after its last one.
       p.pexpire(this.k.worker(w.worker_id), forgetMs);
       p.pexpire(this.k.owner(w.worker_id), forgetMs);
@@ -184,8 +197,10 @@ export class RedisRegistry implements Registry {
     return (await this.forget(workerId, false)) === 1;
   }
 
-  private forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
-    return this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), workerId, onlyIfExpired ? '1' : '0');
+  private async forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
+    const n = await this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), workerId, onlyIfExpired ? '1' : '0');
+    if (n === 1) await this.redis.hdel(this.k.workersRows, workerId);
+    return n;
   }
 
   async getOwner(workerId: string): Promise<string | undefined> {
@@ -204,8 +219,36 @@ export class RedisRegistry implements Registry {
     return Promise.race([this.readFleetNow(), timeout]).finally(() => clearTimeout(timer));
   }
 
+  /**
+   * One HGETALL of the compact rows (at 10,000 workers a pipeline of one HGETALL per worker
+   * hash cost Redis and the client several times as much). Workers published without a row (by
+   * a hub of an older version, during a rolling upgrade) are read from their hashes.
+   */
   private async readFleetNow(): Promise<WorkerSnapshot[]> {
-    const ids = await this.redis.smembers(this.k.workersIndex);
+    const [[rowsErr, rows], [countErr, count]] = ((await this.redis.pipeline().hgetall(this.k.workersRows).scard(this.k.workersIndex).exec()) ?? []) as Array<[Error | null, unknown]>;
+    if (rowsErr || countErr) throw rowsErr ?? countErr;
+    const out: WorkerSnapshot[] = [];
+    const read = new Set<string>();
+    const byId = rows as Record<string, string>;
+    const forgetBefore = Date.now() - this.forgetS * 1000;
+    for (const id in byId) {
+      const snap = rowToSnapshot(id, byId[id]);
+      if (!snap) continue;
+      // A row outlives its hash (WORKER_FORGET_S expires keys, not hash fields): past that age,
+      // forget the worker if its hash is gone (which drops the row too), and leave it out.
+      if (snap.last_seen_ms < forgetBefore) {
+        void this.forget(id, true).catch(() => {});
+        continue;
+      }
+      out.push(snap);
+      read.add(id);
+    }
+    if (out.length >= (count as number)) return out;
+    const missing = (await this.redis.smembers(this.k.workersIndex)).filter((id) => !read.has(id));
+    return [...out, ...(await this.readHashes(missing))];
+  }
+
+  private async readHashes(ids: string[]): Promise<WorkerSnapshot[]> {
     if (ids.length === 0) return [];
     const p = this.redis.pipeline();
     for (const id of ids) p.hgetall(this.k.worker(id));
