@@ -2,8 +2,8 @@
 // most lanes), uniformly at random among ties, from buckets kept up to date as workers beat,
 // take work and give it back. A pick costs O(log k) for k distinct (in_flight, max_concurrent)
 // pairs (a handful), whatever the fleet's size; the scan it replaces is O(n).
-import { excludedBy, type PickConfig, type SchedulableWorker } from './pick-worker.ts';
-import type { Random } from '../ports/random.ts';
+import { excludedBy, runsKind, type PickConfig, type SchedulableWorker } from './pick-worker.ts';
+import type { Random } from '../wire/random.ts';
 
 interface Bucket<W> {
   readonly inFlight: number;
@@ -95,10 +95,12 @@ export class PickIndex<W extends SchedulableWorker> {
    * pickWorker's answer: a uniformly random one of the best candidates alive at `nowMs`, not in
    * `skip`. Workers found past their TTL leave the index (their next heartbeat files them again).
    */
-  pick(nowMs: number, rng: Random, skip?: ReadonlySet<string>): W | undefined {
+  pick(nowMs: number, rng: Random, skip?: ReadonlySet<string>, kind?: string): W | undefined {
+    // Skipped ids and workers that do not run `kind` (the sixth filter) are passed over alike.
+    const passOver = skip || kind !== undefined ? (w: W) => Boolean(skip?.has(w.worker_id)) || (kind !== undefined && !runsKind(w, kind)) : undefined;
     for (let b = 0; b < this.order.length; ) {
       const bucket = this.order[b];
-      const chosen = this.pickIn(bucket, nowMs, rng, skip);
+      const chosen = this.pickIn(bucket, nowMs, rng, passOver);
       if (chosen) return chosen;
       // The bucket emptied (every member expired) and left `order`, or it holds only skipped ones.
       if (this.order[b] === bucket) b++;
@@ -117,21 +119,21 @@ export class PickIndex<W extends SchedulableWorker> {
   }
 
   /** Draw until an eligible member comes up; drawing a skipped one switches to a uniform draw among the eligible. */
-  private pickIn(bucket: Bucket<W>, nowMs: number, rng: Random, skip: ReadonlySet<string> | undefined): W | undefined {
+  private pickIn(bucket: Bucket<W>, nowMs: number, rng: Random, passOver: ((w: W) => boolean) | undefined): W | undefined {
     const { members } = bucket;
     while (members.length > 0) {
       const w = members[Math.min(members.length - 1, Math.floor(rng.next() * members.length))];
       const state = this.check(bucket, w, nowMs);
       if (state === 'expired') this.remove(w.worker_id);
       else if (state === 'stale') this.update(w);
-      else if (!skip?.has(w.worker_id)) return w;
+      else if (!passOver?.(w)) return w;
       else {
         const eligible: W[] = [];
         for (const m of [...members]) {
           const s = this.check(bucket, m, nowMs);
           if (s === 'expired') this.remove(m.worker_id);
           else if (s === 'stale') this.update(m);
-          else if (!skip.has(m.worker_id)) eligible.push(m);
+          else if (!passOver!(m)) eligible.push(m);
         }
         return eligible.length > 0 ? eligible[Math.min(eligible.length - 1, Math.floor(rng.next() * eligible.length))] : undefined;
       }

@@ -1,7 +1,8 @@
 // The workers whose WebSocket this hub holds (the seed's `connections`) and the pick among
 // them. Who holds which lane and who waits for one is the lane book's (lane-book.ts).
 import type { Config } from '../config.ts';
-import { freeLanes, pickWorker, type SchedulableWorker } from '../domain/pick-worker.ts';
+import { PickIndex } from '../domain/pick-index.ts';
+import { freeLanes, type SchedulableWorker } from '../domain/pick-worker.ts';
 import type { WorkKind } from '../wire/work-kinds.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Random } from '../wire/random.ts';
@@ -10,12 +11,16 @@ import type { WorkerLink } from './worker-link.ts';
 export class LocalLinks {
   private readonly links = new Map<string, WorkerLink>();
   private list: WorkerLink[] = [];
+  /** pickWorker's choice in O(log k): each current link's snapshot, re-filed whenever it changes. */
+  private readonly index: PickIndex<Readonly<SchedulableWorker>>;
 
   constructor(
     private readonly config: Config,
     private readonly clock: Clock,
     private readonly random: Random,
-  ) {}
+  ) {
+    this.index = new PickIndex({ diskMaxPct: config.diskMaxPct, workerTtlMs: config.workerTtlS * 1000 });
+  }
 
   get(workerId: string): WorkerLink | undefined {
     return this.links.get(workerId);
@@ -32,8 +37,13 @@ export class LocalLinks {
   /** Makes `link` the current one for its worker; returns the one it replaced. */
   add(link: WorkerLink): WorkerLink | undefined {
     const previous = this.links.get(link.worker_id);
+    if (previous) previous.onSchedulingChange = undefined;
     this.links.set(link.worker_id, link);
     this.list = [...this.links.values()];
+    link.onSchedulingChange = (l) => {
+      if (this.links.get(l.worker_id) === l) this.index.update(l.schedulable());
+    };
+    this.index.update(link.schedulable());
     return previous;
   }
 
@@ -42,6 +52,8 @@ export class LocalLinks {
     if (this.links.get(link.worker_id) !== link) return false;
     this.links.delete(link.worker_id);
     this.list = [...this.links.values()];
+    link.onSchedulingChange = undefined;
+    this.index.remove(link.worker_id);
     return true;
   }
 
@@ -51,13 +63,12 @@ export class LocalLinks {
 
   /**
    * The scheduler decides on frozen snapshots of the links (WorkerLink.schedulable()), never
-   * on the live objects. `skip`: worker ids this caller already tried (a session that one of
-   * them refused); `kind`: the work to place (unset: any).
+   * on the live objects: each link files its new snapshot in the index as it changes. `skip`:
+   * worker ids this caller already tried (a session that one of them refused); `kind`: the work
+   * to place (unset: any).
    */
   pick(skip?: ReadonlySet<string>, kind?: WorkKind): WorkerLink | undefined {
-    const views: SchedulableWorker[] = [];
-    for (const l of this.list) if (!skip?.has(l.worker_id)) views.push(l.schedulable());
-    const chosen = pickWorker(views, this.pickConfig(kind), this.random);
+    const chosen = this.index.pick(this.clock.now(), this.random, skip, kind);
     return chosen && this.links.get(chosen.worker_id);
   }
 

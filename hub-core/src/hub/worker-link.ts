@@ -49,6 +49,8 @@ export class WorkerLink implements SchedulableWorker {
   private busy = 0;
   /** What the scheduler reads: frozen, rebuilt after any change. */
   private view: Readonly<SchedulableWorker> | undefined;
+  /** Told after any change the scheduler reads (the local fleet re-files the link in its pick index). */
+  onSchedulingChange: ((link: WorkerLink) => void) | undefined;
 
   constructor(
     readonly worker_id: string,
@@ -137,12 +139,17 @@ export class WorkerLink implements SchedulableWorker {
     return this.view;
   }
 
+  private changed(): void {
+    this.view = undefined;
+    this.onSchedulingChange?.(this);
+  }
+
   // ---- state, by name ----
 
   /** A frame arrived: the worker is alive. */
   seen(now: number): void {
     this._last_seen_ms = now;
-    this.view = undefined;
+    this.changed();
   }
 
   /** Host figures from hello or a heartbeat. */
@@ -153,19 +160,19 @@ export class WorkerLink implements SchedulableWorker {
       this._disk_pct = s.disk_pct;
       this.diskKnown = true;
     }
-    this.view = undefined;
+    this.changed();
   }
 
   /** The worker said its disk is full: skipped until a heartbeat says otherwise. */
   markDiskFull(limitPct: number): void {
     this._disk_pct = Math.max(this._disk_pct, limitPct);
-    this.view = undefined;
+    this.changed();
   }
 
   /** A newer link of this worker said hello: this one takes no more work. */
   supersede(): void {
     this._superseded = true;
-    this.view = undefined;
+    this.changed();
   }
 
   /** The worker said goodbye: not alive from now on, whatever its last heartbeat. */
@@ -177,7 +184,7 @@ export class WorkerLink implements SchedulableWorker {
   /** Status as this hub applies it (an operator's change, or a worker shutting down). */
   setStatus(status: string): void {
     this._status = status;
-    this.view = undefined;
+    this.changed();
   }
 
   // ---- lanes: called by the lane book only (lane-book.ts wakes waiters) ----
@@ -188,7 +195,7 @@ export class WorkerLink implements SchedulableWorker {
     if (lane < 0) return undefined;
     this.holds[lane] = hold;
     this.busy++;
-    this.view = undefined;
+    this.changed();
     return lane;
   }
 
@@ -197,7 +204,7 @@ export class WorkerLink implements SchedulableWorker {
     if (lane >= this.holds.length || this.holds[lane] !== null) return false;
     this.holds[lane] = hold;
     this.busy++;
-    this.view = undefined;
+    this.changed();
     return true;
   }
 
@@ -207,7 +214,7 @@ export class WorkerLink implements SchedulableWorker {
       if (this.holds[i]?.id === id) {
         this.holds[i] = null;
         this.busy--;
-        this.view = undefined;
+        this.changed();
         return i;
       }
     }

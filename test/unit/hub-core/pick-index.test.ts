@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PickIndex } from '../../../hub-core/src/domain/pick-index.ts';
 import { isCandidate, pickWorker, type SchedulableWorker } from '../../../hub-core/src/domain/pick-worker.ts';
-import { seededRandom, type Random } from '../../../hub-core/src/ports/random.ts';
+import { seededRandom, type Random } from '../../../hub-core/src/wire/random.ts';
 
 type W = { -readonly [K in keyof SchedulableWorker]: SchedulableWorker[K] };
 const TTL = 120_000;
