@@ -70,6 +70,8 @@ export class PaprikaTimeoutError extends Error {
 }
 
 const RETRY_STATUSES = new Set([502, 503, 504]);
+/** Seconds one long poll may hold a request (below common proxy idle timeouts of 60 s). */
+const LONG_POLL_S = 25;
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'canceled']);
 
 function isConnectionError(err: unknown): boolean {
@@ -151,17 +153,28 @@ export class PaprikaClient {
     return this.request<JobPage>('GET', `/jobs${q.size ? `?${q}` : ''}`);
   }
 
-  /** Poll with backoff (50 ms → 1 s) until the job is terminal or `timeout` ms pass. */
+  /**
+   * Until the job is terminal or `timeout` ms pass: long polls (`GET /jobs/:id?wait_s=`), which
+   * the hub answers as soon as the job ends. A hub that answers at once (one older than the
+   * long poll) is polled with backoff (50 ms → 1 s) instead.
+   */
   async wait(id: string, opts: { timeout?: number } = {}): Promise<Job> {
     const until = Date.now() + (opts.timeout ?? 300_000);
     let delay = 50;
     let last: Job | undefined;
     for (;;) {
-      last = await this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, {}, Math.max(1000, until - Date.now()));
+      const waitS = Math.max(0, Math.min(LONG_POLL_S, Math.floor(this.o.attemptTimeoutMs / 1000) - 5, Math.floor((until - Date.now()) / 1000)));
+      const asked = Date.now();
+      const path = `/jobs/${encodeURIComponent(id)}${waitS > 0 ? `?wait_s=${waitS}` : ''}`;
+      last = await this.request<Job>('GET', path, undefined, {}, Math.max(1000, until - Date.now() + 5000));
       if (TERMINAL.has(last.status)) return last;
-      if (Date.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(1000, delay * 1.5);
+      if (Date.now() >= until) throw new PaprikaTimeoutError(id, last.status);
+      // A long poll that came back early without an end: no long poll there; back off.
+      if (waitS === 0 || Date.now() - asked < waitS * 500) {
+        if (Date.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(1000, delay * 1.5);
+      }
     }
   }
 

@@ -28,6 +28,7 @@ import type { Registry } from '../ports/registry.ts';
 import { Dispatcher } from '../hub/dispatcher.ts';
 import { FleetViewReader } from '../hub/fleet-view.ts';
 import { Forwarder } from '../hub/forwarder.ts';
+import { JobWaiter } from '../hub/job-waiter.ts';
 import { HubEvents } from '../hub/hub-events.ts';
 import { JobLedger } from '../hub/job-ledger.ts';
 import { JobService } from '../hub/job-service.ts';
@@ -136,7 +137,7 @@ export class Hub {
         metrics: this.metrics,
         consoleDir,
       },
-      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers },
+      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock) },
       sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
       admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },

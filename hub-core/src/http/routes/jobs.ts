@@ -5,6 +5,7 @@ import { JOB_STATUSES, JobRequest } from '../../wire/job-spec.ts';
 import { findUnstorableText } from '../../domain/storable-text.ts';
 import { PaprikaError } from '../../wire/errors.ts';
 import type { JobService } from '../../hub/job-service.ts';
+import type { JobWaiter } from '../../hub/job-waiter.ts';
 import type { PeerRouting } from '../../hub/peer-routing.ts';
 import type { UrlGuard } from '../../hub/url-guard.ts';
 import type { AssetStore } from '../../ports/asset-store.ts';
@@ -23,6 +24,8 @@ const ListQuery = z.strictObject({
   /** `next_cursor` of the previous page. */
   before: z.string().max(200).optional(),
 });
+/** `wait_s`: hold the answer until the job ends or this many seconds pass (a long poll). */
+const JobQuery = z.strictObject({ wait_s: z.coerce.number().min(0).max(60).optional() });
 const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
 export interface JobRouteDeps {
@@ -32,9 +35,10 @@ export interface JobRouteDeps {
   assets: Pick<AssetStore, 'get' | 'list'>;
   urls: Pick<UrlGuard, 'assertJob'>;
   peers: Pick<PeerRouting, 'cancelAtOwner'>;
+  waits: Pick<JobWaiter, 'untilDone'>;
 }
 
-export function jobRoutes({ jobs, reads, assets, urls, peers }: JobRouteDeps) {
+export function jobRoutes({ jobs, reads, assets, urls, peers, waits }: JobRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
@@ -66,9 +70,14 @@ export function jobRoutes({ jobs, reads, assets, urls, peers }: JobRouteDeps) {
       return { jobs: rows.map(jobSummaryJson), next_cursor: last ? encodeJobCursor(last) : null };
     });
 
-    app.get('/jobs/:id', async (req) => {
+    app.get('/jobs/:id', async (req, reply) => {
       const { id } = parseOr400(JobId, req.params, 'job id');
-      const job = await reads.getJob(id);
+      const { wait_s } = parseOr400(JobQuery, req.query, 'query');
+      const hungUp = new AbortController();
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) hungUp.abort();
+      });
+      const job = wait_s ? await waits.untilDone(id, wait_s * 1000, hungUp.signal) : await reads.getJob(id);
       if (!job) throw new PaprikaError('not_found', { id }, 'No such job');
       return jobJson(job, { assets: await assets.list(id) });
     });
