@@ -59,12 +59,17 @@ async function hubDataTemplate(): Promise<string> {
   return dir;
 }
 
+/** BENCH_HUB_NODE_ARGS / BENCH_WORKER_NODE_ARGS: e.g. `--cpu-prof --cpu-prof-dir=prof` (not allowed in NODE_OPTIONS). */
+function nodeArgs(which: 'HUB' | 'WORKER'): string[] {
+  return (process.env[`BENCH_${which}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
+}
+
 async function paprikaRound(w: Workload, chromePath: string, template: string): Promise<RoundResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-bench-hub-'));
   fs.cpSync(template, dataDir, { recursive: true });
   const port = await freePort();
-  const hub = await spawnHub(port, { PAPRIKA_DATA_DIR: dataDir, PAPRIKA_LOG_LEVEL: 'warn', ...(process.env.PAPRIKA_BENCH_HUB_ARGS ? { NODE_OPTIONS: process.env.PAPRIKA_BENCH_HUB_ARGS } : {}) }, { readyTimeoutMs: 120_000 });
-  const worker = spawnWorker(['--hub', hub.url, '--lanes', String(w.lanes), '--lan-ip', '127.0.0.1', '--chrome', chromePath], { PAPRIKA_LOG_LEVEL: 'warn', ...(process.env.PAPRIKA_BENCH_WORKER_ARGS ? { NODE_OPTIONS: process.env.PAPRIKA_BENCH_WORKER_ARGS } : {}) });
+  const hub = await spawnHub(port, { PAPRIKA_DATA_DIR: dataDir, PAPRIKA_LOG_LEVEL: 'warn' }, { readyTimeoutMs: 120_000, nodeArgs: nodeArgs('HUB') });
+  const worker = spawnWorker(['--hub', hub.url, '--lanes', String(w.lanes), '--lan-ip', '127.0.0.1', '--chrome', chromePath], { PAPRIKA_LOG_LEVEL: 'warn' }, nodeArgs('WORKER'));
   const roots = [hub.child.pid!, worker.child.pid!];
   const mem = watchTree(() => roots);
   try {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ceilings } from './ceilings.ts';
+import { completionFigures } from './completion.ts';
 import { dispatchFigures } from './dispatch.ts';
 import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
@@ -15,7 +16,7 @@ import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['chrome', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
+const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -30,7 +31,8 @@ export async function main(argv: string[]): Promise<void> {
     figures.push(...fs_);
   };
 
-  if (only.has('chrome')) say(await realChromeFigures({ lanes: 2, jobs: quick ? 24 : 80, rounds: quick ? 1 : 3, log: (s) => console.log(s) }));
+  if (only.has('chrome')) say(await realChromeFigures({ lanes: 2, jobs: quick ? 16 : 80, rounds: quick ? 1 : 3, log: (s) => console.log(s) }));
+  if (only.has('completion')) say(await completionFigures({ jobs: quick ? 10 : 40 }));
   let dispatchRate: number | undefined;
   if (only.has('dispatch')) {
     const d = await dispatchFigures({ jobs: quick ? 1500 : 10_000, concurrency, agents: 4, lanes: 4, rounds: quick ? 1 : 3 });

@@ -75,8 +75,8 @@ export interface WorkerProcess {
 }
 
 /** `paprika worker …` as a real child process (credentials under AGENT_DATA_DIR unless env says otherwise). */
-export function spawnWorker(args: string[], env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(process.execPath, [PAPRIKA_BIN, 'worker', ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'info', PAPRIKA_DATA_DIR: AGENT_DATA_DIR, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnWorker(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): WorkerProcess {
+  const child = spawn(process.execPath, [...nodeArgs, PAPRIKA_BIN, 'worker', ...args], { env: { ...process.env, PAPRIKA_LOG_LEVEL: 'info', PAPRIKA_DATA_DIR: AGENT_DATA_DIR, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -12,10 +12,10 @@ export interface HubProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnHub(port: number, env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<HubProcess> {
+export async function spawnHub(port: number, env: Record<string, string>, opts: { readyTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<HubProcess> {
   const fullEnv = { ...process.env, PAPRIKA_LOG_LEVEL: 'warn', ...env };
   assertTestRedisPrefix(fullEnv);
-  const child = spawn(process.execPath, [PAPRIKA_BIN, 'hub', '--port', String(port)], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), PAPRIKA_BIN, 'hub', '--port', String(port)], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
