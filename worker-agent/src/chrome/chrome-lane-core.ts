@@ -43,6 +43,8 @@ export interface WorkContext {
 /** How long a puppeteer "target closed" error waits for the disconnect that explains it. */
 const CRASH_SETTLE_MS = 500;
 const silentLog: LaneLog = { info() {}, warn() {}, error() {} };
+/** How often a lane's browser memory is read at most (PAPRIKA_LANE_MAX_RSS_MB is checked this often). */
+const MEASURE_EVERY_MS = 5000;
 /** A context that will not close in this long means a hung browser. */
 const CONTEXT_CLOSE_MS = 5000;
 
@@ -70,6 +72,8 @@ export abstract class ChromeLaneCore {
   private workOnChrome = 0;
   /** Set by a background memory reading: the Chrome it read is recycled at the next step between jobs. */
   private rssDue: { chrome: RunningChrome; mb: number } | undefined;
+  /** The last memory reading: which browser, when. */
+  private measured: { chrome: RunningChrome; at: number } | undefined;
   private readonly recycleCounts: LaneRecycles = { jobs: 0, rss: 0, crash: 0 };
   /** The between-work step (recycle, or prepare the next context): the next work waits for it. */
   private between: Promise<void> = Promise.resolve();
@@ -357,6 +361,12 @@ export abstract class ChromeLaneCore {
 
   private async measure(chrome: RunningChrome): Promise<void> {
     if (chrome.pid === undefined) return;
+    // A reading walks all of /proc (the host's processes, not only Chrome's): under the real-browser
+    // benchmark one after every job was a fifth of the agent's CPU. A browser is read after its
+    // first piece of work, then at most every MEASURE_EVERY_MS.
+    const now = Date.now();
+    if (this.measured?.chrome === chrome && now - this.measured.at < MEASURE_EVERY_MS) return;
+    this.measured = { chrome, at: now };
     const rss = await processTreeMemoryBytes(chrome.pid).catch(() => undefined);
     if (rss === undefined || rss <= this.maxRssBytes || this.chrome !== chrome) return;
     this.rssDue = { chrome, mb: Math.round(rss / 2 ** 20) };
