@@ -126,4 +126,24 @@ describe('PickIndex: the same choice as pickWorker', () => {
     expect(index.pick(now, seededRandom(1))).toBeUndefined();
     expect(index.size).toBe(0);
   });
+
+  it('passes over workers that do not run the kind asked for, as the scan does', () => {
+    const r = seededRandom(5);
+    for (let n = 0; n < 40; n++) {
+      const now = 1_000_000;
+      const fleet = Array.from({ length: 2 + Math.floor(r.next() * 20) }, (_, i) => ({ ...randomWorker(r, `k${n}-${i}`, now), kinds: r.next() < 0.5 ? ['sleep'] : r.next() < 0.5 ? null : ['fetch', 'macro'] }));
+      const index = new PickIndex<W>({ diskMaxPct: DISK, workerTtlMs: TTL });
+      for (const w of fleet) index.update(w);
+      const cfg = { diskMaxPct: DISK, workerTtlMs: TTL, nowMs: now, kind: 'fetch' };
+      const c = fleet.filter((w) => isCandidate(w, cfg));
+      const best = pickWorker(c, cfg, seededRandom(1));
+      const want = best ? c.filter((w) => w.in_flight === best.in_flight && w.max_concurrent === best.max_concurrent).map((w) => w.worker_id).sort() : [];
+      const seen = new Set<string>();
+      for (let i = 0; i < 2000; i++) {
+        const w = index.pick(now, r, undefined, 'fetch');
+        if (w) seen.add(w.worker_id);
+      }
+      expect([...seen].sort()).toEqual(want);
+    }
+  });
 });
