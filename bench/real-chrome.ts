@@ -6,8 +6,8 @@
 //  - peer: puppeteer-cluster, CONCURRENCY_CONTEXT (a fresh context per job, one Chrome);
 //  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation).
 // Each contender's process tree is measured: CPU ms per job, peak RSS sum and peak PSS sum.
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import fs, { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -19,6 +19,21 @@ import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
 import { serveBenchPage } from './bench-page.ts';
 import { sampleTree, watchTree } from './process-tree.ts';
 import { closedLoop, summary, type Figure } from './report.ts';
+
+/**
+ * The peer lives in its own folder with its own install: puppeteer-cluster declares a peer
+ * dependency on the full puppeteer, whose install script downloads Chrome; as a root dev
+ * dependency it made `npm ci` fail wherever that download cannot happen. Installed once, on
+ * first use, with the download skipped (the peer drives the same Chromium as everyone else).
+ */
+const PEERS_DIR = path.resolve(import.meta.dirname, 'peers');
+function ensurePeerInstalled(): void {
+  if (existsSync(path.join(PEERS_DIR, 'node_modules', 'puppeteer-cluster', 'package.json'))) return;
+  console.error('bench: installing the peer (puppeteer-cluster) into bench/peers, once');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--no-package-lock', '--ignore-scripts'], { cwd: PEERS_DIR, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PUPPETEER_SKIP_DOWNLOAD: 'true' } });
+  if (r.status !== 0) throw new Error(`bench: npm install in ${PEERS_DIR} failed (exit ${r.status}); the real-browser peer needs puppeteer-cluster from the npm registry`);
+}
 
 type Contender = 'paprika' | 'cluster' | 'raw';
 
@@ -103,7 +118,8 @@ async function paprikaRound(w: Workload, chromePath: string, template: string): 
 
 async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: string): Promise<RoundResult> {
   const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...CHROME_ARGS] });
-  const child = spawn(process.execPath, [path.resolve(import.meta.dirname, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  ensurePeerInstalled();
+  const child = spawn(process.execPath, [path.resolve(PEERS_DIR, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
