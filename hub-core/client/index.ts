@@ -32,7 +32,20 @@ export interface ClientOptions {
   /** Per-attempt timeout (ms). Default 30 s; POST /jobs may wait up to ASSIGN_WAIT on the hub. */
   attemptTimeoutMs?: number;
   fetch?: typeof fetch;
+  /** Where the retry and wait loops read the time and sleep; tests pass a fake. Default: the system's. */
+  clock?: ClientClock;
 }
+
+/** The part of a clock the client needs (the hub's `Clock` and `ManualClock` fit). */
+export interface ClientClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const systemTime: ClientClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
 
 /** The hub answered with an error status; `status`, `code` and `details` come from `{error, code, details}`. */
 export class PaprikaApiError extends Error {
@@ -86,12 +99,13 @@ export class PaprikaClient {
   private readonly o: Required<Omit<ClientOptions, 'token'>> & { token?: string };
 
   constructor(opts: ClientOptions) {
-    this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, ...opts };
+    this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, clock: systemTime, ...opts };
   }
 
   /** One API call with the retry policy. */
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, deadlineMs = this.o.deadlineMs): Promise<T> {
-    const until = Date.now() + deadlineMs;
+    const clock = this.o.clock;
+    const until = clock.now() + deadlineMs;
     let attempt = 0;
     let last: unknown;
     for (;;) {
@@ -105,7 +119,7 @@ export class PaprikaClient {
           method,
           headers: h,
           body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(Math.max(1, Math.min(this.o.attemptTimeoutMs, until - Date.now()))),
+          signal: AbortSignal.timeout(Math.max(1, Math.ceil(Math.min(this.o.attemptTimeoutMs, until - clock.now())))),
         });
         const text = await res.text();
         const parsed = text ? safeJson(text) : null;
@@ -123,8 +137,8 @@ export class PaprikaClient {
       }
       const step = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** Math.min(attempt - 1, 16));
       const delay = Math.max(retryAfterMs ?? 0, step / 2 + Math.random() * (step / 2));
-      if (Date.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
-      await new Promise((r) => setTimeout(r, delay));
+      if (clock.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
+      await clock.sleep(delay);
     }
   }
 
@@ -153,14 +167,15 @@ export class PaprikaClient {
 
   /** Poll with backoff (50 ms → 1 s) until the job is terminal or `timeout` ms pass. */
   async wait(id: string, opts: { timeout?: number } = {}): Promise<Job> {
-    const until = Date.now() + (opts.timeout ?? 300_000);
+    const clock = this.o.clock;
+    const until = clock.now() + (opts.timeout ?? 300_000);
     let delay = 50;
     let last: Job | undefined;
     for (;;) {
-      last = await this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, {}, Math.max(1000, until - Date.now()));
+      last = await this.request<Job>('GET', `/jobs/${encodeURIComponent(id)}`, undefined, {}, Math.max(1000, until - clock.now()));
       if (TERMINAL.has(last.status)) return last;
-      if (Date.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
-      await new Promise((r) => setTimeout(r, delay));
+      if (clock.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
+      await clock.sleep(delay);
       delay = Math.min(1000, delay * 1.5);
     }
   }
