@@ -38,20 +38,3 @@ export function nextEvent<T = unknown>(emitter: Pick<EventEmitter, 'on' | 'off'>
     emitter.on(event, onEvent);
   });
 }
-
-/**
- * A clock whose sleeps take no real time: each sleep moves its time forward by the amount
- * asked and resolves at once, and is recorded. For code that only waits between tries (a
- * client's backoff), where a ManualClock would need a test to advance it after every try.
- */
-export class SteppingClock {
-  readonly slept: number[] = [];
-  constructor(private t = 0) {}
-  now(): number {
-    return this.t;
-  }
-  async sleep(ms: number): Promise<void> {
-    this.slept.push(ms);
-    this.t += Math.max(0, ms);
-  }
-}

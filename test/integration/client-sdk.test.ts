@@ -7,7 +7,7 @@ import { createClient, PaprikaApiError, PaprikaUnavailableError, type Job } from
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { freePort, spawnHub, waitFor } from '../harness/processes.ts';
-import { SteppingClock } from '../harness/wait.ts';
+import { SteppingClock } from '../harness/clocks.ts';
 import { requireServices } from '../harness/services.ts';
 
 const countingFetch = () => {
