@@ -27,20 +27,30 @@ export class SteppingClock {
  * 100 ms" means "n more passes of the loop whose period is 100 ms have ended".
  */
 export class ObservedClock implements Clock {
-  private readonly sleeps = new Map<number, number>();
+  private readonly sleeps = new Map<number, number[]>();
   now(): number {
     return systemClock.now();
   }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    this.sleeps.set(ms, (this.sleeps.get(ms) ?? 0) + 1);
+    const at = this.sleeps.get(ms) ?? [];
+    at.push(this.now());
+    this.sleeps.set(ms, at);
     return systemClock.sleep(ms, signal);
   }
   setTimer(ms: number, fn: () => void): () => void {
     return systemClock.setTimer(ms, fn);
   }
+  /** When each sleep of `ms` began (a pass of that loop ended), oldest first. */
+  sleepsOf(ms: number): readonly number[] {
+    return this.sleeps.get(ms) ?? [];
+  }
   /** Waits until `n` more sleeps of `ms` have begun than when it was called. */
   async passes(ms: number, n: number, what: string, timeoutMs = 15_000): Promise<void> {
-    const target = (this.sleeps.get(ms) ?? 0) + n;
-    await waitFor(what, async () => (this.sleeps.get(ms) ?? 0) >= target, timeoutMs, 5);
+    const target = this.sleepsOf(ms).length + n;
+    await waitFor(what, async () => this.sleepsOf(ms).length >= target, timeoutMs, 5);
+  }
+  /** The end of the `n`-th pass (1-based) of the loop with period `ms` that ended at or after `t`; waits for it. */
+  async passEndAfter(ms: number, t: number, n: number, what: string, timeoutMs = 15_000): Promise<number> {
+    return waitFor(what, async () => this.sleepsOf(ms).filter((at) => at >= t)[n - 1], timeoutMs, 5);
   }
 }
