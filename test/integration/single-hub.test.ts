@@ -64,10 +64,10 @@ for (const backend of ['embedded', 'postgres+redis'] as const) {
       const res = await fetch(`${hub.url}/admin/workers/${drained}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
       expect(res.status).toBe(200);
       expect((await res.json()).status).toBe('drain');
-      const before = hub.hub.fleet.get(drained);
+      const before = hub.hub.localLinks.get(drained);
       agents[0].agent.dropLink();
       await waitFor('the drained worker linked again', async () => {
-        const now = hub.hub.fleet.get(drained);
+        const now = hub.hub.localLinks.get(drained);
         return now !== undefined && now !== before;
       }, 10_000, 10);
       for (let i = 0; i < 40; i++) {
