@@ -32,7 +32,20 @@ export interface ClientOptions {
   /** Per-attempt timeout (ms). Default 30 s; POST /jobs may wait up to ASSIGN_WAIT on the hub. */
   attemptTimeoutMs?: number;
   fetch?: typeof fetch;
+  /** Where the retry and wait loops read the time and sleep; tests pass a fake. Default: the system's. */
+  clock?: ClientClock;
 }
+
+/** The part of a clock the client needs (the hub's `Clock` and `ManualClock` fit). */
+export interface ClientClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const systemTime: ClientClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
 
 /** The hub answered with an error status; `status`, `code` and `details` come from `{error, code, details}`. */
 export class PaprikaApiError extends Error {
@@ -88,12 +101,13 @@ export class PaprikaClient {
   private readonly o: Required<Omit<ClientOptions, 'token'>> & { token?: string };
 
   constructor(opts: ClientOptions) {
-    this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, ...opts };
+    this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, clock: systemTime, ...opts };
   }
 
   /** One API call with the retry policy. */
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, deadlineMs = this.o.deadlineMs): Promise<T> {
-    const until = Date.now() + deadlineMs;
+    const clock = this.o.clock;
+    const until = clock.now() + deadlineMs;
     let attempt = 0;
     let last: unknown;
     for (;;) {
@@ -107,7 +121,7 @@ export class PaprikaClient {
           method,
           headers: h,
           body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(Math.max(1, Math.min(this.o.attemptTimeoutMs, until - Date.now()))),
+          signal: AbortSignal.timeout(Math.max(1, Math.ceil(Math.min(this.o.attemptTimeoutMs, until - clock.now())))),
         });
         const text = await res.text();
         const parsed = text ? safeJson(text) : null;
@@ -125,8 +139,8 @@ export class PaprikaClient {
       }
       const step = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** Math.min(attempt - 1, 16));
       const delay = Math.max(retryAfterMs ?? 0, step / 2 + Math.random() * (step / 2));
-      if (Date.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
-      await new Promise((r) => setTimeout(r, delay));
+      if (clock.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
+      await clock.sleep(delay);
     }
   }
 
@@ -159,20 +173,21 @@ export class PaprikaClient {
    * long poll) is polled with backoff (50 ms → 1 s) instead.
    */
   async wait(id: string, opts: { timeout?: number } = {}): Promise<Job> {
-    const until = Date.now() + (opts.timeout ?? 300_000);
+    const clock = this.o.clock;
+    const until = clock.now() + (opts.timeout ?? 300_000);
     let delay = 50;
     let last: Job | undefined;
     for (;;) {
-      const waitS = Math.max(0, Math.min(LONG_POLL_S, Math.floor(this.o.attemptTimeoutMs / 1000) - 5, Math.floor((until - Date.now()) / 1000)));
-      const asked = Date.now();
+      const waitS = Math.max(0, Math.min(LONG_POLL_S, Math.floor(this.o.attemptTimeoutMs / 1000) - 5, Math.floor((until - clock.now()) / 1000)));
+      const asked = clock.now();
       const path = `/jobs/${encodeURIComponent(id)}${waitS > 0 ? `?wait_s=${waitS}` : ''}`;
-      last = await this.request<Job>('GET', path, undefined, {}, Math.max(1000, until - Date.now() + 5000));
+      last = await this.request<Job>('GET', path, undefined, {}, Math.max(1000, until - clock.now() + 5000));
       if (TERMINAL.has(last.status)) return last;
-      if (Date.now() >= until) throw new PaprikaTimeoutError(id, last.status);
+      if (clock.now() >= until) throw new PaprikaTimeoutError(id, last.status);
       // A long poll that came back early without an end: no long poll there; back off.
-      if (waitS === 0 || Date.now() - asked < waitS * 500) {
-        if (Date.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
-        await new Promise((r) => setTimeout(r, delay));
+      if (waitS === 0 || clock.now() - asked < waitS * 500) {
+        if (clock.now() + delay > until) throw new PaprikaTimeoutError(id, last.status);
+        await clock.sleep(delay);
         delay = Math.min(1000, delay * 1.5);
       }
     }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnWorker, type WorkerProcess } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
+import { nextEvent } from '../harness/wait.ts';
 import { json } from '../harness/http.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -73,7 +74,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
     expect([a.status, b.status]).toEqual(['running', 'running']);
     expect(new Set([a.lane, b.lane])).toEqual(new Set([0, 1]));
     const third = post(spec);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the third POST waiting for a lane', async () => h.hub.jobs.pendingInline === 1, 10_000, 10);
     const queuedView = await fetch(`${h.url}/admin/workers`).then(json);
     expect(queuedView.workers[0].in_flight).toBe(2);
     const c = await third; // assigned once a lane frees, inside ASSIGN_WAIT
@@ -83,9 +84,10 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
   });
 
   it('fails the job of a killed Chrome with a clear error; the lane comes back and the next job succeeds', async () => {
+    const loading = nextEvent(site, 'request', 'the lane to request the slow page', (req: http.IncomingMessage) => req.url === '/slow', 30_000);
     const job = await post({ kind: 'fetch', spec: { url: `${siteUrl}/slow` } });
     expect(job.status).toBe('running');
-    await new Promise((r) => setTimeout(r, 800));
+    await loading; // Chrome is loading the page: the job is in the browser
     // The browsers are the worker process's children; kill the one with this lane's profile.
     const ps = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' }).split('\n');
     const browsers = ps.filter((l) => l.includes('--user-data-dir') && !l.includes('--type=') && l.trim().split(/\s+/)[1] === String(workers[0].child.pid));

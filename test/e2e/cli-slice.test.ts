@@ -69,7 +69,17 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('paprika hub + three pa
     await waitFor('workers re-linked', async () => (await fetch(`${hub.url}/healthz`).then(json)).workers === 3, 20_000);
     const jobs = await Promise.all(Array.from({ length: 5 }, () => post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } })));
     for (const j of jobs) expect(j.status).toBe('queued');
-    await new Promise((r) => setTimeout(r, 1000)); // several redrive passes
+    // Every worker reports twice more (each report could make it pickable, and the redrive loop
+    // runs on its timer meanwhile): the jobs are still queued after that.
+    const seen = new Map<string, Set<string>>();
+    await waitFor('two more heartbeats from every worker', async () => {
+      const rows = (await fetch(`${hub.url}/admin/workers`).then(json)).workers.filter((w: any) => w.alive);
+      for (const w of rows) {
+        if (!seen.has(w.worker_id)) seen.set(w.worker_id, new Set());
+        seen.get(w.worker_id)!.add(w.last_seen);
+      }
+      return rows.length === 3 && [...seen.values()].every((s) => s.size >= 3);
+    }, 20_000, 20);
     for (const j of jobs) expect((await fetch(`${hub.url}/jobs/${j.id}`).then(json)).status).toBe('queued');
   });
 

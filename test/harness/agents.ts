@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { WorkerAgent } from '../../worker-agent/src/agent.ts';
 import { simulatedPool } from '../../worker-agent/src/lanes/simulated-lane.ts';
 
@@ -31,7 +31,17 @@ export interface SimAgent {
   kill(): Promise<void>;
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string } = {}): Promise<SimAgent> {
+/**
+ * A logger that keeps what it is told (message and fields, one object per line), for a test
+ * that waits for something a component only logs (an agent re-linking after a refusal).
+ */
+export function capturedLog(): { log: Logger; lines: Array<Record<string, unknown> & { msg: string }> } {
+  const lines: Array<Record<string, unknown> & { msg: string }> = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { log, lines };
+}
+
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
@@ -42,7 +52,7 @@ export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeat
     token: opts.token,
     heartbeatS: opts.heartbeatS ?? 0.5,
     diskMaxPct: opts.diskMaxPct ?? 100,
-    log: pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' }),
+    log: opts.log ?? pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' }),
     backoff: { baseMs: 50, capMs: 500 },
   });
   await agent.start();

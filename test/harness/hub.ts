@@ -1,6 +1,6 @@
 // Start a hub for a test: embedded (in-memory PGlite + in-process registry) by default, or on
 // the real Postgres and Redis with a database and key prefix of its own.
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { loadConfig } from '../../hub-core/src/config.ts';
 import { startHub, type Hub } from '../../hub-core/src/app/hub.ts';
@@ -24,13 +24,13 @@ export const FAST_ENV: Record<string, string> = {
   PAPRIKA_REGISTER_BURST: '500',
 };
 
-export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock } = {}): Promise<TestHub> {
+export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock; logger?: Logger } = {}): Promise<TestHub> {
   const full = { ...FAST_ENV, PAPRIKA_HUB_ID: uniqueName('hub'), ...env };
   assertTestRedisPrefix(full);
   const config = loadConfig(full);
   let ownStore: JobStore | undefined;
   const store = opts.store ?? (config.databaseUrl ? undefined : (ownStore = await openJobStore({})));
-  const hub = await startHub({ env: full, store, clock: opts.clock, logger: pino({ level: config.logLevel, base: { hub: config.hubId } }) });
+  const hub = await startHub({ env: full, store, clock: opts.clock, logger: opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } }) });
   return {
     hub,
     url: hub.url,

@@ -8,6 +8,7 @@ import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
 import { chromePool, type ChromePool } from '../../worker-agent/src/chrome/chrome-lane.ts';
 import { findChrome } from '../../worker-agent/src/chrome/find-chrome.ts';
 import type { JobContext } from '../../worker-agent/src/lanes/lane.ts';
+import { nextEvent } from '../harness/wait.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChrome = fs.existsSync(CHROMIUM);
@@ -26,10 +27,13 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
   let server: http.Server;
   let base: string;
   let pool: ChromePool;
+  let slowAnswered = 0; // /slow answers sent: a job that ended before one did ended on its abort
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      if (req.url === '/slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>slow</title>'), 10_000);
+      if (req.url === '/slow') return void setTimeout(() => (slowAnswered++, res.writeHead(200, { 'content-type': 'text/html' }).end('<title>slow</title>')), 10_000);
+      // A macro's "I got this far" (fetched by an eval step): the test waits for the request.
+      if (req.url === '/mark') return void res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
       res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -96,8 +100,10 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
   it('a Chrome killed mid-job fails that job as crashed, and the next job on the lane succeeds', async () => {
     const lane = pool.lanes[0];
     const pidBefore = lane.pid!;
-    const running = lane.runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'wait_for', selector: '#never' }] } }, ctx());
-    await new Promise((r) => setTimeout(r, 1500));
+    // Killed once the page is up and the job has reached its endless wait_for.
+    const marked = nextEvent(server, 'request', 'the macro to reach its last step', (req: http.IncomingMessage) => req.url === '/mark', 20_000);
+    const running = lane.runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'eval', expression: "fetch('/mark').then(() => 1)", name: 'mark' }, { op: 'wait_for', selector: '#never' }] } }, ctx());
+    await marked;
     process.kill(pidBefore, 'SIGKILL');
     const out = await running;
     expect(out.status).toBe('failed');
@@ -122,17 +128,19 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
   });
 
   it('a deadline abort fails the job with timeout; a cancel cancels it', async () => {
+    // The deadline's abort comes while the page is loading (its request is at the server).
     const timed = ctx(1000);
-    const timer = setTimeout(() => timed.controller.abort('timeout'), 1000);
-    const started = Date.now();
+    const answeredBefore = slowAnswered;
+    void nextEvent(server, 'request', 'the slow page requested', (req: http.IncomingMessage) => req.url === '/slow', 20_000).then(() => timed.controller.abort('timeout'));
     const out = await pool.lanes[0].runJob({ kind: 'fetch', spec: { url: `${base}/slow` } }, timed);
-    clearTimeout(timer);
     expect(out, JSON.stringify(out).slice(0, 500)).toEqual({ status: 'failed', error: 'timeout' });
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(slowAnswered).toBe(answeredBefore); // ended on the abort, before the page could answer
 
+    // Cancelled once running (past the start's own check of the signal).
     const canceled = ctx();
-    setTimeout(() => canceled.controller.abort('canceled'), 300);
-    expect(await pool.lanes[0].runJob({ kind: 'sleep', spec: { ms: 5000 } }, canceled)).toEqual({ status: 'canceled', error: 'canceled' });
+    const cancelling = pool.lanes[0].runJob({ kind: 'sleep', spec: { ms: 5000 } }, canceled);
+    canceled.controller.abort('canceled');
+    expect(await cancelling).toEqual({ status: 'canceled', error: 'canceled' });
     // The lane is free again at once.
     expect((await pool.lanes[0].runJob({ kind: 'sleep', spec: { ms: 10 } }, ctx())).status).toBe('succeeded');
   });

@@ -7,6 +7,7 @@ import { createClient, PaprikaApiError, PaprikaUnavailableError, type Job } from
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { freePort, spawnHub, waitFor } from '../harness/processes.ts';
+import { SteppingClock } from '../harness/clocks.ts';
 import { requireServices } from '../harness/services.ts';
 
 const countingFetch = () => {
@@ -70,12 +71,21 @@ describe('hub API edges (embedded)', () => {
   it('retries refused connections with backoff until its deadline', async () => {
     const port = await freePort();
     const f = countingFetch();
-    const client = createClient({ url: `http://127.0.0.1:${port}`, fetch: f.fetch, deadlineMs: 600, baseDelayMs: 20 });
-    const started = Date.now();
+    // The client's time is a SteppingClock: its waits are counted, not spent.
+    const clock = new SteppingClock();
+    const client = createClient({ url: `http://127.0.0.1:${port}`, fetch: f.fetch, deadlineMs: 600, baseDelayMs: 20, clock });
     const err = await client.get(randomUUID()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PaprikaUnavailableError);
     expect(f.calls.length).toBeGreaterThan(2);
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect((err as PaprikaUnavailableError).attempts).toBe(f.calls.length);
+    // A wait between every two tries, each within its backoff step (20 ms doubling: half to whole)…
+    expect(clock.slept).toHaveLength(f.calls.length - 1);
+    clock.slept.forEach((ms, i) => {
+      expect(ms).toBeGreaterThanOrEqual(10 * 2 ** i);
+      expect(ms).toBeLessThanOrEqual(20 * 2 ** i);
+    });
+    // …and it gave up inside its deadline rather than sleep past it.
+    expect(clock.now()).toBeLessThan(600);
   });
 });
 
@@ -140,7 +150,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('hub on Postgres under 
     let hub = await spawnHub(port, env);
     const url = `http://127.0.0.1:${port}`;
     const agents = [await startSimAgent(url, 3, { heartbeatS: 0.2 }), await startSimAgent(url, 3, { heartbeatS: 0.2 })];
-    const client = createClient({ url, deadlineMs: 30_000, baseDelayMs: 50, maxDelayMs: 500 });
+    // Calls refused while the hub is down: the restart waits until the SDK has met the outage.
+    let refused = 0;
+    const countRefused: typeof fetch = (input, init) => fetch(input, init).catch((err: unknown) => (refused++, Promise.reject(err)));
+    const client = createClient({ url, deadlineMs: 30_000, baseDelayMs: 50, maxDelayMs: 500, fetch: countRefused });
     try {
       let submitted = 0;
       const runOne = async () => {
@@ -159,7 +172,8 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('hub on Postgres under 
       const pumps = Promise.all(Array.from({ length: 5 }, pump));
       await waitFor('some progress', async () => submitted >= 30, 20_000, 10);
       await hub.kill('SIGKILL');
-      await new Promise((r) => setTimeout(r, 300));
+      const refusedBefore = refused;
+      await waitFor('calls refused by the killed hub', async () => refused >= refusedBefore + 5, 20_000, 10);
       hub = await spawnHub(port, env);
       await pumps;
       const jobs = await Promise.all(results);

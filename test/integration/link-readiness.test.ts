@@ -9,14 +9,17 @@ import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { encode } from '../../hub-core/src/wire/protocol.ts';
 import { startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { ObservedClock } from '../harness/clocks.ts';
+import { observeStore, type ObservedStore } from '../harness/observed-store.ts';
 import { waitFor } from '../harness/processes.ts';
 import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';
 import { json, post } from '../harness/http.ts';
 
 describe('a link whose disk the hub does not know yet (PAPRIKA_DISK_MAX_PCT=50)', () => {
   let hub: TestHub;
+  const clock = new ObservedClock(); // tells when a redrive pass (period 100 ms) has ended
   beforeAll(async () => {
-    hub = await startTestHub({ PAPRIKA_DISK_MAX_PCT: '50', PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1' });
+    hub = await startTestHub({ PAPRIKA_DISK_MAX_PCT: '50', PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1' }, { clock });
   });
   afterAll(async () => {
     await hub?.stop();
@@ -26,7 +29,7 @@ describe('a link whose disk the hub does not know yet (PAPRIKA_DISK_MAX_PCT=50)'
     const link = await rawLink(hub.url, 'w-nodisk', { disk_pct: undefined });
     const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
     expect(job.status).toBe('queued');
-    await new Promise((r) => setTimeout(r, 400)); // several redrive passes
+    await clock.passes(100, 4, 'several redrive passes');
     expect((await fetch(`${hub.url}/jobs/${job.id}`).then(json)).status).toBe('queued');
     expect(link.frames.some((f) => f.type === 'assign')).toBe(false);
 
@@ -66,7 +69,7 @@ describe('a link that becomes pickable by its first heartbeat (redrive off)', ()
   it('wakes the POST /jobs waiting for a lane: the job runs there instead of staying queued', async () => {
     const link = await rawLink(hub.url, 'w-late-disk', { disk_pct: undefined });
     const pending = post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
-    await new Promise((r) => setTimeout(r, 300)); // the POST is waiting inline
+    await waitFor('POST waiting inline', async () => hub.hub.jobs.pendingInline === 1, 3000, 10);
     expect(link.frames.some((f) => f.type === 'assign')).toBe(false);
     link.ws.send(encode({ type: 'heartbeat', in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 10, lanes: [] }));
     const job = await pending;
@@ -78,7 +81,9 @@ describe('a link that becomes pickable by its first heartbeat (redrive off)', ()
     const client = new AbortController();
     const pending = fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }), signal: client.signal }).catch((err: unknown) => err);
     await waitFor('POST waiting inline', async () => hub.hub.jobs.pendingInline === 1, 3000, 10);
-    await new Promise((r) => setTimeout(r, 500));
+    // The hub answers a later request: whatever its socket did after the body was read
+    // (the end of the request stream) has been handled by now.
+    expect((await fetch(`${hub.url}/healthz`)).status).toBe(200);
     expect(hub.hub.jobs.pendingInline).toBe(1); // still waiting: reading the body did not end it
     client.abort();
     await pending;
@@ -90,6 +95,7 @@ describe('the old link of a worker whose new link is saying hello', () => {
   let hub: TestHub;
   let store: Awaited<ReturnType<typeof openJobStore>>;
   let stall: { entered: () => void; release: Promise<void> } | undefined;
+  let observed: ObservedStore;
   beforeAll(async () => {
     // The only stand-in here: the store (real PGlite) is slowed on one call so that the hello
     // stays in progress while the test posts a job; otherwise that window is a few ms.
@@ -103,7 +109,8 @@ describe('the old link of a worker whose new link is saying hello', () => {
       }
       return getWorkerStatus(id);
     };
-    hub = await startTestHub({ PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1', PAPRIKA_ASSIGN_WAIT_S: '0.3' }, { store });
+    observed = observeStore(store);
+    hub = await startTestHub({ PAPRIKA_REDRIVE_MIN_AGE_S: '0', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.1', PAPRIKA_ASSIGN_WAIT_S: '0.3' }, { store: observed.store });
   });
   afterAll(async () => {
     await hub?.stop();
@@ -148,13 +155,16 @@ describe('the old link of a worker whose new link is saying hello', () => {
     stall = undefined;
 
     const second = await rawLink(hub.url, 'w-late-hello', { fresh: false });
-    release(); // the first hello goes on, for a link that is gone
-    await new Promise((r) => setTimeout(r, 300));
-    expect(second.ws.readyState).toBe(WebSocket.OPEN);
-    expect(second.frames.some((f) => f.type === 'welcome')).toBe(true);
+    // The first hello goes on, for a link that is gone, to its last read of the store.
+    const settled = observed.more('listRunningOfWorker', 1, 'the first hello to read its jobs');
+    release();
+    await settled;
     const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 10 } });
     expect(job).toMatchObject({ status: 'running', worker_id: 'w-late-hello' });
-    expect(second.frames.some((f) => f.type === 'assign' && f.job_id === job.id)).toBe(true);
+    // The assign came after anything the first hello's end could have sent on this socket (a close).
+    await waitFor('the assign over the second link', async () => second.frames.some((f) => f.type === 'assign' && f.job_id === job.id), 5000, 10);
+    expect(second.ws.readyState).toBe(WebSocket.OPEN);
+    expect(second.frames.some((f) => f.type === 'welcome')).toBe(true);
     second.ws.close();
   });
 });
@@ -171,13 +181,13 @@ describe("the hub's heartbeat period", () => {
   it('wins over the worker\'s own: a worker configured for 60 s beats every 0.1 s and stays alive past the TTL', async () => {
     const agent = await startSimAgent(hub.url, 1, { heartbeatS: 60 });
     try {
+      // Eight beats at 0.1 s span more than the 0.6 s TTL; at the worker's own 60 s there would be one.
       const seen = new Set<number>();
-      const until = Date.now() + 1500;
-      while (Date.now() < until) {
+      await waitFor('eight heartbeats', async () => {
         const link = hub.hub.localLinks.get(agent.workerId);
         if (link) seen.add(link.last_seen_ms);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+        return seen.size >= 8;
+      }, 5000, 20);
       expect(seen.size).toBeGreaterThanOrEqual(5);
       const row = (await fetch(`${hub.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === agent.workerId);
       expect(row.alive).toBe(true);

@@ -5,8 +5,10 @@
 import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/wire/protocol.ts';
-import { startSimAgent } from '../harness/agents.ts';
+import { capturedLog, startSimAgent } from '../harness/agents.ts';
+import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { observeStore, type ObservedStore } from '../harness/observed-store.ts';
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../harness/private-postgres.ts';
 import { waitFor } from '../harness/processes.ts';
 import { rawLink } from '../harness/raw-link.ts';
@@ -79,27 +81,33 @@ if (!havePgBinaries) {
 
 describe.skipIf(!havePgBinaries)('links while Postgres restarts (a server of the test\'s own)', () => {
   let pgServer: PrivatePostgres;
+  let observed: ObservedStore;
   let hub: TestHub;
   beforeAll(async () => {
     pgServer = await startPrivatePostgres();
-    hub = await startTestHub({ DATABASE_URL: pgServer.url, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_JOB_TIMEOUT_S: '60' });
+    observed = observeStore(await openJobStore({ databaseUrl: pgServer.url }));
+    hub = await startTestHub({ DATABASE_URL: pgServer.url, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_JOB_TIMEOUT_S: '60' }, { store: observed.store });
   }, 60_000);
   afterAll(async () => {
     await hub?.stop();
+    await observed?.store.close();
     await pgServer?.stop();
   });
 
   it('closes a link whose hello fails, and the worker links as soon as Postgres is back', async () => {
     await pgServer.down('fast');
-    const linking = startSimAgent(hub.url, 1, { heartbeatS: 0.2 });
-    await new Promise((r) => setTimeout(r, 1000));
+    const { log, lines } = capturedLog();
+    const linking = startSimAgent(hub.url, 1, { heartbeatS: 0.2, log });
+    // Refused and retrying: at enrollment (a new worker) or at hello (the hub closes the link).
+    const refusals = () => lines.filter((l) => l.msg === 'registration failed; retrying' || l.msg === 'link closed; re-linking');
+    await waitFor('the worker refused twice while Postgres is down', async () => refusals().length >= 2, 15_000, 10);
     const early = await fetch(`${hub.url}/admin/workers`).then(json);
     expect(early.workers).toEqual([]);
     await pgServer.start();
-    const t0 = Date.now();
     const agent = await linking;
-    // Backoff is at most 500 ms in tests: well before the agent's own 20 s welcome timeout.
-    expect(Date.now() - t0).toBeLessThan(5000);
+    // It came back through its own short backoff (at most 500 ms in tests), not through its
+    // 20 s welcome timeout: the hub closed every link it could not serve.
+    expect(lines.map((l) => l.msg)).not.toContain('no welcome from the hub; re-linking');
     await agent.stop();
   });
 
@@ -107,9 +115,11 @@ describe.skipIf(!havePgBinaries)('links while Postgres restarts (a server of the
     const agent = await startSimAgent(hub.url, 1, { heartbeatS: 0.2 });
     const job = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 800 } });
     expect(job.status).toBe('running');
+    const getFailsBefore = observed.count('getJob', false);
     await pgServer.down('fast');
     await waitFor('the job finished on the worker', async () => agent.agent.runner.inFlight === 0, 5000, 20);
-    await new Promise((r) => setTimeout(r, 500)); // a few heartbeats' resends fail too
+    // The result's write failed, and so did two resends (each re-reads the job first).
+    await waitFor('the result and two resends to fail', async () => observed.count('finishJob', false) >= 1 && observed.count('getJob', false) >= getFailsBefore + 2, 15_000, 5);
     await pgServer.start();
     const done = await waitFor('result written', async () => {
       const j = await fetch(`${hub.url}/jobs/${job.id}`).then(json);

@@ -3,6 +3,7 @@
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/wire/protocol.ts';
+import { capturedLog } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { waitFor } from '../harness/processes.ts';
 import { enrollRaw, openRawLink, provenHello, rawLink } from '../harness/raw-link.ts';
@@ -16,9 +17,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
   let backends: Awaited<ReturnType<typeof realBackends>>;
   let a: TestHub;
   let b: TestHub;
+  const aLog = capturedLog(); // A's own account of its close handling
   beforeAll(async () => {
     backends = await realBackends();
-    a = await startTestHub(backends.env);
+    a = await startTestHub(backends.env, { logger: aLog.log });
     b = await startTestHub(backends.env);
   });
   afterAll(async () => {
@@ -34,7 +36,8 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
     expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
     wsA.close(); // …then A's late unregister runs
     await waitFor('A dropped the link', async () => a.hub.localLinks.get('w-handoff') === undefined, 5000, 10);
-    await new Promise((r) => setTimeout(r, 100));
+    // A's close handler has run to its end, the owner release included.
+    await waitFor("A's unregister done", async () => aLog.lines.some((l) => l.msg === 'worker unlinked' && l.worker_id === 'w-handoff'), 5000, 10);
     expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
     wsB.close();
     await waitFor('B released it', async () => (await b.hub.registry.getOwner('w-handoff')) === undefined, 5000, 10);

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimAgent, spawnWorker, type SimAgent, type WorkerProcess } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
+import { ObservedClock } from '../harness/clocks.ts';
 import { waitFor } from '../harness/processes.ts';
 import { requireServices, startPrivateRedis } from '../harness/services.ts';
 import { json, post } from '../harness/http.ts';
@@ -28,8 +29,9 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     await backends.drop();
   });
 
-  const hub = async (env: Record<string, string> = {}) => {
-    const h = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1', ...env });
+  // An ObservedClock tells when a loop's pass ended: the test waits for passes, not for time.
+  const hub = async (env: Record<string, string> = {}, clock?: ObservedClock) => {
+    const h = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1', ...env }, { clock });
     hubs.push(h);
     return h;
   };
@@ -40,32 +42,39 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
   };
 
   it('assigns released jobs at once when a worker links, and non-released ones after the age gate, within two redrive periods', async () => {
-    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.5', PAPRIKA_REDRIVE_MIN_AGE_S: '1' });
+    const clock = new ObservedClock();
+    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.5', PAPRIKA_REDRIVE_MIN_AGE_S: '1' }, clock);
     const released = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
     expect(released.status).toBe('queued');
     // A job whose POST died before it could release it: only the age gate lets redrive take it.
     const orphanId = randomUUID();
     // The gate counts from created_at: measure from it, not from when the insert returned.
-    const insertedAt = Date.now();
+    const insertedAt = clock.now();
     await h.hub.store.insertJob({ id: orphanId, kind: 'sleep', spec: { ms: 1 }, hubId: 'gone', idempotencyKey: null, now: new Date(insertedAt) });
-    await new Promise((r) => setTimeout(r, 300));
 
-    const linkedAt = Date.now();
+    const linkedAt = clock.now();
     await agent(h);
-    const r1 = await waitFor('released job assigned', async () => ((await getJob(h.url, released.id)).assigned_at ? await getJob(h.url, released.id) : undefined), 5000, 10);
-    expect(Date.parse(r1.assigned_at) - linkedAt).toBeLessThan(2 * 500);
+    // "Within two redrive periods": by the end of the second pass that ends after the event
+    // (that pass began after it), however long the passes take on this machine.
+    const twoPassesAfterLink = await clock.passEndAfter(500, linkedAt, 2, 'two redrive passes after the link');
+    const r1 = await getJob(h.url, released.id);
+    expect(r1.assigned_at).toBeTruthy();
+    expect(Date.parse(r1.assigned_at)).toBeLessThanOrEqual(twoPassesAfterLink);
 
-    const r2 = await waitFor('gated job assigned', async () => ((await getJob(h.url, orphanId)).assigned_at ? await getJob(h.url, orphanId) : undefined), 5000, 10);
+    const twoPassesAfterGate = await clock.passEndAfter(500, Math.max(linkedAt, insertedAt + 1000), 2, 'two redrive passes after the gate');
+    const r2 = await getJob(h.url, orphanId);
+    expect(r2.assigned_at).toBeTruthy();
     const assignedAt = Date.parse(r2.assigned_at);
     expect(assignedAt - insertedAt).toBeGreaterThanOrEqual(1000); // not before the gate
-    expect(assignedAt - Math.max(linkedAt, insertedAt + 1000)).toBeLessThan(2 * 500);
+    expect(assignedAt).toBeLessThanOrEqual(twoPassesAfterGate);
   });
 
   it('with PAPRIKA_QUEUE_REDRIVE_DISABLE=1 leaves jobs queued until the queued timeout fails them', async () => {
-    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_DISABLE: '1', PAPRIKA_QUEUED_TIMEOUT_S: '1.5', PAPRIKA_RECONCILE_INTERVAL_S: '0.25' });
+    const clock = new ObservedClock();
+    const h = await hub({ PAPRIKA_ASSIGN_WAIT_S: '0.1', PAPRIKA_QUEUE_REDRIVE_DISABLE: '1', PAPRIKA_QUEUED_TIMEOUT_S: '1.5', PAPRIKA_RECONCILE_INTERVAL_S: '0.25' }, clock);
     const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
     await agent(h);
-    await new Promise((r) => setTimeout(r, 700));
+    await clock.passes(250, 3, 'three reconcile passes with a free worker linked');
     expect((await getJob(h.url, job.id)).status).toBe('queued');
     const failed = await waitFor('queued timeout', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 5000);
     expect(failed.error).toBe('queued timeout');
@@ -97,21 +106,25 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
   });
 
   it('fails the job of a worker killed with SIGKILL within ORPHAN_GRACE + one reconcile period', async () => {
-    const h = await hub({ PAPRIKA_ORPHAN_GRACE_S: '1', PAPRIKA_RECONCILE_INTERVAL_S: '0.3' });
+    const clock = new ObservedClock();
+    const h = await hub({ PAPRIKA_ORPHAN_GRACE_S: '1', PAPRIKA_RECONCILE_INTERVAL_S: '0.3' }, clock);
     const w = spawnWorker(['--hub', h.url, '--simulate-lanes', '1', '--lan-ip', '127.0.9.9'], { PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1' });
     procs.push(w);
     await waitFor('worker linked', async () => h.hub.localLinks.size === 1, 15_000);
     const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 60_000 } });
     expect(job.status).toBe('running');
-    const killedAt = Date.now();
+    const killedAt = clock.now();
     await w.kill('SIGKILL');
     const failed = await waitFor('orphan failed', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 10_000, 20).catch(async (err: unknown) => {
       const view = await fetch(`${h.url}/admin/workers`).then(json);
       throw new Error(`${String(err)}\njob: ${JSON.stringify(await getJob(h.url, job.id))}\nfleet: ${JSON.stringify(view)}\nlocal links: ${h.hub.localLinks.size}\nnow: ${new Date().toISOString()}`);
     });
     expect(failed.error).toMatch(/worker w99 lost/);
-    // last heartbeat ≤ kill time, so: failed by kill + grace (1 s) + one period (0.3 s) + slack
-    expect(Date.parse(failed.finished_at) - killedAt).toBeLessThan(1000 + 300 + 400);
+    // Last heartbeat ≤ kill time, so: failed by the first reconcile pass that began after
+    // kill + grace (1 s), or the one after it (slack for the registry's TTL): the third pass
+    // end after kill + grace at the latest, counted in passes, not in this machine's seconds.
+    const bound = await clock.passEndAfter(300, killedAt + 1000, 3, 'three reconcile passes after the grace');
+    expect(Date.parse(failed.finished_at)).toBeLessThanOrEqual(bound);
   });
 
   it('lets a worker that re-links inside the grace keep its job', async () => {
@@ -128,8 +141,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
 
   it('fails no healthy job while Redis is paused, and /admin/workers answers stale instead of empty', async () => {
     const redis = await startPrivateRedis(); // CLIENT PAUSE must not stall the other tests' Redis
-    const env = { REDIS_URL: redis.url, PAPRIKA_FLEET_TIMEOUT_MS: '150', PAPRIKA_FLEET_CACHE_S: '30', PAPRIKA_RECONCILE_INTERVAL_S: '0.2', PAPRIKA_ORPHAN_GRACE_S: '0.5', PAPRIKA_WORKER_TTL_S: '5' };
-    const owner = await hub(env);
+    // Reconcile every 0.25 s: a period no other loop of these hubs has (stats run every 0.2 s).
+    const env = { REDIS_URL: redis.url, PAPRIKA_FLEET_TIMEOUT_MS: '150', PAPRIKA_FLEET_CACHE_S: '30', PAPRIKA_RECONCILE_INTERVAL_S: '0.25', PAPRIKA_ORPHAN_GRACE_S: '0.5', PAPRIKA_WORKER_TTL_S: '5' };
+    const ownerClock = new ObservedClock();
+    const owner = await hub(env, ownerClock);
     const bystander = await hub(env); // owns none of the workers
     await agent(owner, 2);
     await agent(owner, 2);
@@ -139,11 +154,11 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
 
     const admin = new Redis(redis.url);
     await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
-    await new Promise((r) => setTimeout(r, 400)); // > FLEET_TIMEOUT, several reconcile passes
+    await ownerClock.passes(250, 2, "two of the owner's reconcile passes on a paused Redis");
     const during = await fetch(`${bystander.url}/admin/workers`).then(json);
     expect(during.stale).toBe(true);
     expect(during.workers).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 1300));
+    await admin.ping(); // answered when the pause ends
     await admin.quit();
 
     for (const j of jobs) {

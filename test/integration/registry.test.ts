@@ -1,11 +1,14 @@
 // One suite, two registries: Redis (real server, own key prefix) and the in-process one.
+// Expiry: the in-process registry runs on a ManualClock moved past the TTL; Redis counts its
+// TTLs on the server, so the test waits until the key is gone.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryRegistry } from '../../hub-core/src/adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../../hub-core/src/adapters/redis/redis-registry.ts';
-import { ManualClock, systemClock } from '../../hub-core/src/ports/clock.ts';
-import { waitFor } from '../harness/processes.ts';
+import { DeadlineError, ManualClock, systemClock, type Clock } from '../../hub-core/src/ports/clock.ts';
 import { HUB_HISTORY_S, type Registry, type WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
 import { dropRedisPrefix, REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const snap = (id: string, hub = 'hub-a', over: Partial<WorkerSnapshot> = {}): WorkerSnapshot => ({
   worker_id: id,
@@ -34,9 +37,16 @@ for (const kind of ['memory', 'redis'] as const) {
   describe.skipIf(!run)(`${kind} registry`, () => {
     let reg: Registry;
     let prefix = '';
+    const manual = kind === 'memory' ? new ManualClock(Date.now()) : undefined;
+    const clock: Clock = manual ?? systemClock;
+    /** Lets `ms` pass for the registry's TTLs, then waits until `gone` holds. */
+    const expire = async (what: string, ms: number, gone: () => Promise<boolean>) => {
+      manual?.advance(ms);
+      await waitFor(what, async () => await gone(), 5000, 10);
+    };
     beforeAll(async () => {
       prefix = testRedisPrefix();
-      reg = kind === 'redis' ? await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120) : new MemoryRegistry(systemClock);
+      reg = kind === 'redis' ? await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120) : new MemoryRegistry(clock);
     });
     afterAll(async () => {
       await reg?.close();
@@ -107,25 +117,26 @@ for (const kind of ['memory', 'redis'] as const) {
     it('keeps session owners with a TTL', async () => {
       await reg.setSessionOwner('s1', 'hub-A', 0.2);
       expect(await reg.getSessionOwner('s1')).toBe('hub-A');
-      await new Promise((r) => setTimeout(r, 350));
+      await expire('s1 expired', 250, async () => (await reg.getSessionOwner('s1')) === undefined);
       expect(await reg.getSessionOwner('s1')).toBeUndefined();
     });
 
     it('lists live hubs and, after their TTL, recently dead ones', async () => {
-      const now = Date.now();
+      const now = clock.now();
       await reg.heartbeatHub({ hub_id: 'hub-live', url: 'http://l', started_at: now, workers: 3, free_lanes: 2 }, 10, now);
       await reg.heartbeatHub({ hub_id: 'hub-dead', url: 'http://d', started_at: now, workers: 1, free_lanes: 0 }, 0.1, now);
-      await new Promise((r) => setTimeout(r, 250));
-      const hubs = await reg.listHubs(Date.now(), 60);
+      await expire('hub-dead row expired', 150, async () => (await reg.listHubs(clock.now(), 60)).find((h) => h.hub_id === 'hub-dead')?.alive === false);
+      const hubs = await reg.listHubs(clock.now(), 60);
       expect(hubs.find((h) => h.hub_id === 'hub-live')).toMatchObject({ alive: true, workers: 3, url: 'http://l' });
       expect(hubs.find((h) => h.hub_id === 'hub-dead')).toMatchObject({ alive: false });
     });
 
     it('a short window only filters: a hub dead for minutes stays listed for HUB_HISTORY_S, then goes', async () => {
-      const now = Date.now();
+      const now = clock.now();
       await reg.heartbeatHub({ hub_id: 'hub-minutes', url: 'http://m', started_at: now, workers: 0, free_lanes: 0 }, 0.05, now - 120_000);
       await reg.heartbeatHub({ hub_id: 'hub-ancient', url: 'http://a', started_at: now, workers: 0, free_lanes: 0 }, 0.05, now - (HUB_HISTORY_S + 10) * 1000);
-      await new Promise((r) => setTimeout(r, 150)); // rows expired (Redis counts the TTL from now)
+      // Rows expired (Redis counts the TTL from now, not from the heartbeat's time).
+      await expire('both rows expired', 100, async () => (await reg.listHubs(now, HUB_HISTORY_S)).find((h) => h.hub_id === 'hub-minutes')?.alive === false);
       // A forward or a start-up check asks only for hubs seen within HUB_TTL...
       expect((await reg.listHubs(now, 90)).map((h) => h.hub_id)).not.toContain('hub-minutes');
       // ...and the console still shows the one that died two minutes ago.
@@ -152,6 +163,51 @@ describe.skipIf(!requireServices(['redis']))('redis registry fleet read', () => 
       // A registered id that never linked has neither a row nor a last_seen: not in the fleet.
       await reg.claimWorkerId('10.77.0.1', 'never-linked');
       expect((await reg.readFleet(5000)).length).toBe(3);
+    } finally {
+      await reg.close();
+      await dropRedisPrefix(prefix);
+    }
+  });
+});
+
+// The adapter's two races against time run on the injected clock: no test waits them out.
+describe.skipIf(!requireServices(['redis']))('redis registry deadlines', () => {
+  it('gives up connecting to a Redis that accepts TCP and never answers, after timeoutMs on its clock', async () => {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((s) => (sockets.add(s), s.on('error', () => {})));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const clock = new ManualClock(0);
+      const connecting = RedisRegistry.connect(`redis://127.0.0.1:${port}`, testRedisPrefix(), 120, { timeoutMs: 10_000, clock });
+      const outcome = connecting.then(() => 'connected', (err: Error) => err.message);
+      await waitFor('the client to reach the silent server', async () => sockets.size > 0, 5000, 10);
+      clock.advance(9_999);
+      expect(await Promise.race([outcome, new Promise((r) => setImmediate(() => r('pending')))])).toBe('pending');
+      clock.advance(1);
+      expect(await outcome).toBe('no answer within 10 s');
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('stops connecting at once when the start-up is aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(RedisRegistry.connect('redis://127.0.0.1:1', testRedisPrefix(), 120, { signal: controller.signal, clock: new ManualClock(0) })).rejects.toThrow('start-up aborted');
+  });
+
+  it('rejects a fleet read that outlives its deadline with DeadlineError', async () => {
+    const prefix = testRedisPrefix();
+    const clock = new ManualClock(0);
+    const reg = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120, { clock });
+    try {
+      const read = reg.readFleet(150);
+      clock.advance(150); // before Redis could answer: the deadline wins
+      await expect(read).rejects.toBeInstanceOf(DeadlineError);
+      expect(await reg.readFleet(150)).toEqual([]); // an answer inside the deadline is returned
+      expect(clock.pending).toBe(0); // the settled read left no timer behind
     } finally {
       await reg.close();
       await dropRedisPrefix(prefix);

@@ -4,20 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimAgents, type SimAgent } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { requireServices } from '../harness/services.ts';
+import { waitFor } from '../harness/wait.ts';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function waitTerminal(url: string, id: string, timeoutMs = 10_000): Promise<any> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+function waitTerminal(url: string, id: string, timeoutMs = 10_000): Promise<any> {
+  return waitFor(`job ${id} to end`, async () => {
     const job = await (await fetch(`${url}/jobs/${id}`)).json();
-    if (['succeeded', 'failed', 'canceled'].includes(job.status)) return job;
-    if (Date.now() > until) throw new Error(`job ${id} still ${job.status}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+    return ['succeeded', 'failed', 'canceled'].includes(job.status) ? job : undefined;
+  }, timeoutMs, 10);
 }
 
 for (const backend of ['embedded', 'postgres+redis'] as const) {
@@ -66,8 +64,12 @@ for (const backend of ['embedded', 'postgres+redis'] as const) {
       const res = await fetch(`${hub.url}/admin/workers/${drained}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
       expect(res.status).toBe(200);
       expect((await res.json()).status).toBe('drain');
+      const before = hub.hub.localLinks.get(drained);
       agents[0].agent.dropLink();
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor('the drained worker linked again', async () => {
+        const now = hub.hub.localLinks.get(drained);
+        return now !== undefined && now !== before;
+      }, 10_000, 10);
       for (let i = 0; i < 40; i++) {
         const { body } = await post(`${hub.url}/jobs`, { kind: 'sleep', spec: { ms: 5 } });
         const done = await waitTerminal(hub.url, body.id);

@@ -59,7 +59,7 @@ export interface Registry {
   getOwner(workerId: string): Promise<string | undefined>;
   /** Compare-and-delete: only the hub that wrote the owner may release it. */
   releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean>;
-  /** Every worker in the index; `timeoutMs` bounds the read (rejects with FleetTimeoutError). */
+  /** Every worker in the index; `timeoutMs` bounds the read (rejects with the clock's DeadlineError). */
   readFleet(timeoutMs: number): Promise<WorkerSnapshot[]>;
   setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void>;
   getSessionOwner(sessionId: string): Promise<string | undefined>;
@@ -73,11 +73,4 @@ export interface Registry {
   removeHub(hubId: string): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
-}
-
-export class FleetTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`fleet read took longer than ${ms} ms`);
-    this.name = 'FleetTimeoutError';
-  }
 }

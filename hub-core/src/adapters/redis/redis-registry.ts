@@ -5,8 +5,9 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { workerIdCandidates } from '../../domain/worker-id.ts';
 import { packageFile } from '../../package-files.ts';
+import { DeadlineError, systemClock, withDeadline, type Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
-import { FleetTimeoutError, HUB_HISTORY_S } from '../../ports/registry.ts';
+import { HUB_HISTORY_S } from '../../ports/registry.ts';
 
 const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
@@ -109,6 +110,7 @@ export class RedisRegistry implements Registry {
     private readonly workerTtlS: number,
     /** PAPRIKA_WORKER_FORGET_S: a worker's keys expire this long after its last publish. */
     private readonly forgetS = 86400,
+    private readonly clock: Clock = systemClock,
   ) {
     this.k = redisKeys(prefix);
   }
@@ -118,7 +120,8 @@ export class RedisRegistry implements Registry {
    * hold the ready check (and the hub's start) forever. On failure the client is shut so its
    * reconnect timer does not keep the process alive.
    */
-  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number } = {}): Promise<RedisRegistry> {
+  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number; clock?: Clock } = {}): Promise<RedisRegistry> {
+    const clock = opts.clock ?? systemClock;
     const redis = new Redis(url, {
       lazyConnect: true,
       maxRetriesPerRequest: 2,
@@ -135,26 +138,26 @@ export class RedisRegistry implements Registry {
       redis.defineCommand(name, numberOfKeys < 0 ? { lua } : { lua, numberOfKeys });
     }
     const timeoutMs = opts.timeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
+    const signal = opts.signal;
+    const aborted = new Error('start-up aborted');
     let onAbort: (() => void) | undefined;
+    const connected = new Promise<void>((resolve, reject) => {
+      onAbort = () => reject(aborted);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      redis.connect().then(resolve, reject);
+    });
     try {
-      await Promise.race([
-        redis.connect(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
-          onAbort = () => reject(new Error('start-up aborted'));
-          if (opts.signal?.aborted) onAbort();
-          opts.signal?.addEventListener('abort', onAbort, { once: true });
-        }),
-      ]);
+      await withDeadline(clock, timeoutMs, 'Redis connect', connected);
     } catch (err) {
       redis.disconnect();
-      throw lastError && !(err instanceof Error && /no answer|aborted/.test(err.message)) ? lastError : err;
+      // The operator reads "cannot reach Redis at host:port: no answer within 10 s".
+      if (err instanceof DeadlineError) throw new Error(`no answer within ${err.ms / 1000} s`);
+      throw err === aborted ? err : (lastError ?? err);
     } finally {
-      clearTimeout(timer);
-      if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
-    return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS);
+    return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS, clock);
   }
 
   async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
@@ -212,11 +215,7 @@ export class RedisRegistry implements Registry {
   }
 
   readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new FleetTimeoutError(timeoutMs)), timeoutMs);
-    });
-    return Promise.race([this.readFleetNow(), timeout]).finally(() => clearTimeout(timer));
+    return withDeadline(this.clock, timeoutMs, 'fleet read', this.readFleetNow());
   }
 
   /**
