@@ -127,6 +127,7 @@ export async function runWorker(argv: string[], env: Record<string, string | und
     token: flags.token ?? config.workerToken,
     heartbeatS: config.heartbeatS,
     diskMaxPct: config.diskMaxPct,
+    maxResultBytes: config.maxResultBytes,
     log,
     // The hub refused the stored credential: nothing this process can do fixes it.
     onFatal: (err) => {
