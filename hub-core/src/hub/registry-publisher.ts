@@ -1,6 +1,6 @@
-// Coalesced writes of this hub's workers to the shared registry: every heartbeat marks its
-// worker dirty, and one pipelined write per tick carries all of them (a fleet of 1,000
-// workers heartbeating every 15 s costs a few round trips a second, not 67).
+// Coalesced writes of this hub's workers to the shared registry (row, online TTL and owner key):
+// every heartbeat marks its worker dirty, and one pipelined write per tick carries all of them
+// (a fleet of 1,000 workers heartbeating every 15 s costs a few round trips a second, not 67).
 import type { Logger } from 'pino';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
@@ -29,7 +29,8 @@ export class RegistryPublisher {
   flush(): Promise<void> {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    const batch = [...this.dirty.values()].map((l) => l.snapshot());
+    // Only links still current: a closed or replaced one would write its hub back as the owner.
+    const batch = [...this.dirty.values()].filter((l) => l.open && !l.superseded).map((l) => l.snapshot());
     this.dirty.clear();
     if (batch.length === 0) return this.flushing;
     this.flushing = this.flushing.then(() =>
