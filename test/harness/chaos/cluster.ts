@@ -48,7 +48,7 @@ export interface ChaosAgent {
 export class ChaosCluster {
   private constructor(
     readonly pg: PrivatePostgres,
-    readonly redis: { url: string; stop: () => Promise<void> },
+    readonly redis: Awaited<ReturnType<typeof startPrivateRedis>>,
     readonly redisAdmin: Redis,
     readonly hubs: ChaosHub[],
     readonly nginx: Nginx,
