@@ -28,6 +28,8 @@ export interface Run {
 export interface DbJob {
   id: string;
   status: string;
+  /** Why it failed (the report's examples show it). */
+  error?: string | null;
   worker_id: string | null;
   session_id: string | null;
   created_at: Date;

@@ -58,7 +58,7 @@ async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise
 }
 
 /** Every job, accepted by a hub or not, as Postgres has it. */
-const readJobs = (url: string) => withPg(url, async (c) => (await c.query<DbJob>('SELECT id, status, worker_id, session_id, created_at, finished_at FROM jobs')).rows);
+const readJobs = (url: string) => withPg(url, async (c) => (await c.query<DbJob>('SELECT id, status, error, worker_id, session_id, created_at, finished_at FROM jobs')).rows);
 
 const openJobs = (url: string) => withPg(url, async (c) => (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`)).rows[0].n);
 
