@@ -99,7 +99,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('a Redis that forgets, 
     await waitFor('the other hub sees the owner hub', async () => (await fetch(`${other.url}/admin/hubs`).then(json)).hubs?.some((h: { hub_id: string; alive: boolean }) => h.hub_id === owner.hub.config.hubId && h.alive));
     const patched = await fetch(`${other.url}/admin/workers/${a.workerId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) }).then(json);
     expect(patched.applied_by).toBe(owner.hub.config.hubId);
-    expect(owner.hub.fleet.get(a.workerId)?.status).toBe('drain');
+    expect(owner.hub.localLinks.get(a.workerId)?.status).toBe('drain');
     const canceled = await post(`${other.url}/jobs/${job.id}/cancel`, {});
     expect(canceled.status).toBe('canceled');
     await waitFor('the worker stopped the job', async () => a.agent.runner.inFlight === 0);
