@@ -29,8 +29,7 @@ export class RegistryPublisher {
   flush(): Promise<void> {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    // Only links still current: a closed or replaced one would write its hub back as the owner.
-    const batch = [...this.dirty.values()].filter((l) => l.open && !l.superseded).map((l) => l.snapshot());
+    const batch = [...this.dirty.values()].map((l) => l.snapshot());
     this.dirty.clear();
     if (batch.length === 0) return this.flushing;
     this.flushing = this.flushing.then(() =>

@@ -117,7 +117,7 @@ export class ChaosCluster {
   async startAgent(j: number): Promise<void> {
     const a = this.agents[j];
     a.startedAt = Date.now();
-    a.proc = spawnWorker(['--hub', this.nginx.url, '--simulate-lanes', String(this.lanes), '--lan-ip', a.lanIp], { ...this.env, PAPRIKA_LOG_LEVEL: 'info' });
+    a.proc = spawnWorker(['--hub', this.nginx.url, '--simulate-lanes', String(this.lanes), '--simulate-site', '--lan-ip', a.lanIp], { ...this.env, PAPRIKA_LOG_LEVEL: 'info' });
     const proc = a.proc;
     await waitFor(`agent ${a.workerId} linked`, async () => {
       if (proc.child.exitCode !== null) throw new Error(`agent ${a.workerId} exited:\n${proc.output().slice(-2000)}`);

@@ -41,9 +41,10 @@ export class SimulatedLane implements Lane {
 /** `sleep` jobs and sessions (whose only op here is `ping`). */
 export const SIMULATED_KINDS = ['sleep', 'session'] as const;
 
-export function simulatedPool(n: number, viewBase: string): LanePool {
+/** `site`: the lanes also fetch the simulated site (`--simulate-site`, for fault runs), and say so in hello. */
+export function simulatedPool(n: number, viewBase: string, o: { site?: boolean } = {}): LanePool {
   const lanes = Array.from({ length: n }, (_, i) => new SimulatedLane(i, `${viewBase}/lanes/${i}/view`));
-  return { lanes, singleChrome: false, kinds: SIMULATED_KINDS, start: async () => {}, stop: async () => {} };
+  return { lanes, singleChrome: false, kinds: o.site ? ['sleep', 'fetch', 'session'] : SIMULATED_KINDS, start: async () => {}, stop: async () => {} };
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
