@@ -27,6 +27,8 @@ export interface Config {
   readonly jobTimeoutS: number;
   readonly diskMaxPct: number;
   readonly fleetTimeoutMs: number;
+  /** PAPRIKA_REDIS_TIMEOUT_S: every other Redis command fails after this (a stalled Redis never holds a request). */
+  readonly redisTimeoutS: number;
   readonly fleetCacheS: number;
   readonly jitterMaxS: number;
   readonly maxQueued: number;
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     jobTimeoutS: secondsVar(env, 'PAPRIKA_JOB_TIMEOUT_S', 180),
     diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
     fleetTimeoutMs: secondsVar(env, 'PAPRIKA_FLEET_TIMEOUT_MS', 1500),
+    redisTimeoutS: secondsVar(env, 'PAPRIKA_REDIS_TIMEOUT_S', 2),
     fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
     jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),

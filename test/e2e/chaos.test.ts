@@ -27,7 +27,7 @@ if (missing.length > 0) {
 }
 
 describe.skipIf(missing.length > 0)('chaos run (short)', () => {
-  it('injects every fault kind under load: 0 double assignments, 0 lost, 0 stuck, 0 late, no fleet collapse', async () => {
+  it('injects every fault kind under load: 0 double assignments, 0 lost, 0 stuck, 0 late, 0 acked successes failed, no fleet collapse', async () => {
     const seed = Number(process.env.PAPRIKA_CHAOS_SEED ?? 20261202);
     const progress: string[] = [];
     let report;
@@ -41,7 +41,7 @@ describe.skipIf(missing.length > 0)('chaos run (short)', () => {
     expect(new Set(report.faults.map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
     expect(v.jobs).toBeGreaterThan(200);
     expect(report.fleetDuringPauses.length).toBeGreaterThan(0);
-    expect({ double: v.doubleAssignments, ranTwice: v.ranTwice, lost: v.lost, stuck: v.stuck, late: v.late, unexplained: v.unexplained, examples: report.examples }).toEqual({ double: [], ranTwice: [], lost: [], stuck: [], late: [], unexplained: [], examples: [] });
+    expect({ double: v.doubleAssignments, ranTwice: v.ranTwice, lost: v.lost, stuck: v.stuck, late: v.late, unexplained: v.unexplained, succeededButFailed: v.succeededButFailed, examples: report.examples }).toEqual({ double: [], ranTwice: [], lost: [], stuck: [], late: [], unexplained: [], succeededButFailed: [], examples: [] });
     expect(report.fleetCollapses).toBe(0);
     expect(report.faultProblems).toEqual([]);
     expect(chaosPassed(report)).toBe(true);

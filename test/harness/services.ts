@@ -143,23 +143,38 @@ export async function ownerKeysNaming(prefix: string, hubId: string, url = REDIS
 
 /**
  * A Redis server of the test's own (redis-server on a free loopback port), for tests that
- * pause or stop Redis: CLIENT PAUSE on the shared server would stall every other test.
+ * pause, flush or stop Redis: CLIENT PAUSE on the shared server would stall every other test.
+ * `restart()` starts a new, empty server on the same port (no persistence: what a Redis that
+ * lost its data looks like to the hubs).
  */
-export async function startPrivateRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startPrivateRedis(): Promise<{ url: string; stop: () => Promise<void>; pause: () => void; resume: () => void; restart: () => Promise<void> }> {
   const { spawn } = await import('node:child_process');
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  const until = Date.now() + 10_000;
-  while (!(await reachable('127.0.0.1', port))) {
-    if (Date.now() > until || child.exitCode !== null) throw new Error('private redis-server did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const launch = async () => {
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    const until = Date.now() + 10_000;
+    while (!(await reachable('127.0.0.1', port))) {
+      if (Date.now() > until || child.exitCode !== null) throw new Error('private redis-server did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return { child, exited };
+  };
+  let server = await launch();
+  const kill = async () => {
+    server.child.kill('SIGCONT');
+    server.child.kill('SIGKILL');
+    await server.exited;
+  };
   return {
     url: `redis://127.0.0.1:${port}/0`,
-    async stop() {
-      child.kill('SIGKILL');
-      await exited;
+    /** SIGSTOP: the server keeps its connections and accepts new ones, and answers nothing. */
+    pause: () => void server.child.kill('SIGSTOP'),
+    resume: () => void server.child.kill('SIGCONT'),
+    async restart() {
+      await kill();
+      server = await launch();
     },
+    stop: kill,
   };
 }

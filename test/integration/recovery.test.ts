@@ -170,7 +170,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     await redis.stop();
   });
 
-  it('leaves running jobs alone at start-up while another hub is alive, and fails them when it is alone', async () => {
+  it('fails no running job at start-up, alone or not; the reconciler fails what no worker claims within ORPHAN_GRACE', async () => {
     const env = { PAPRIKA_ORPHAN_GRACE_S: '600', PAPRIKA_HUB_HEARTBEAT_S: '0.2', PAPRIKA_HUB_TTL_S: '5' };
     const first = await hub(env);
     await agent(first, 1);
@@ -179,14 +179,18 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     const second = await hub(env);
     expect((await getJob(second.url, job.id)).status).toBe('running');
 
-    // Alone: a hub starting with no live peer fails what was left running.
+    // Alone: a job left running by a hub whose worker never comes back stays running at
+    // start-up, and fails once this hub has watched its worker absent for ORPHAN_GRACE.
     const leftover = randomUUID();
     await first.hub.store.insertJob({ id: leftover, kind: 'sleep', spec: { ms: 1 }, hubId: 'old', idempotencyKey: null, now: new Date() });
     await first.hub.store.claimQueuedJob(leftover, { workerId: 'w-gone', hubId: 'old', lane: 0, assignmentId: randomUUID(), novncUrl: null, now: new Date(), deadlineAt: new Date(Date.now() + 600_000) });
     await Promise.all(hubs.splice(0).map((h) => h.stop()));
-    const third = await hub(env);
-    const row = await getJob(third.url, leftover);
-    expect(row.status).toBe('failed');
-    expect(row.error).toMatch(/hub restarted/);
+    const third = await hub({ ...env, PAPRIKA_ORPHAN_GRACE_S: '1', PAPRIKA_RECONCILE_INTERVAL_S: '0.2' });
+    expect((await getJob(third.url, leftover)).status).toBe('running');
+    const row = await waitFor('leftover failed', async () => {
+      const r = await getJob(third.url, leftover);
+      return r.status === 'failed' ? r : undefined;
+    }, 10_000);
+    expect(row.error).toMatch(/worker w-gone lost/);
   });
 });

@@ -3,7 +3,7 @@
 // DATABASE_URL, a bind address, a URL rule) can stop it. The parsing rules are the ones the hub
 // uses for the variables both read (paprika/wire's env helpers).
 import path from 'node:path';
-import { countVar, logLevelVar, numberVar, secondsVar, stringVar, type Env } from 'paprika/wire';
+import { ConfigError, countVar, logLevelVar, MAX_FRAME_BYTES, numberVar, secondsVar, stringVar, type Env } from 'paprika/wire';
 
 export { ConfigError } from 'paprika/wire';
 
@@ -24,6 +24,15 @@ export interface AgentConfig {
   readonly heartbeatS: number;
   /** PAPRIKA_DISK_MAX_PCT: above this disk use the worker reports itself not ready. */
   readonly diskMaxPct: number;
+  /** PAPRIKA_MAX_RESULT_BYTES: a job's result (value and assets, as sent) past this is reported `failed: result too large`. */
+  readonly maxResultBytes: number;
+}
+
+function resultCap(env: Env): number {
+  const n = countVar(env, 'PAPRIKA_MAX_RESULT_BYTES', 8 * 1024 * 1024);
+  // A frame past the link's limit is refused by the hub: a cap above it could only fail later.
+  if (n > MAX_FRAME_BYTES) throw new ConfigError('PAPRIKA_MAX_RESULT_BYTES', `at most ${MAX_FRAME_BYTES} (the link's frame limit), got ${n}`);
+  return n;
 }
 
 export function loadAgentConfig(env: Env = process.env): AgentConfig {
@@ -36,5 +45,6 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     workerToken: stringVar(env, 'PAPRIKA_WORKER_TOKEN'),
     heartbeatS: secondsVar(env, 'PAPRIKA_HEARTBEAT_S', 15),
     diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
+    maxResultBytes: resultCap(env),
   });
 }

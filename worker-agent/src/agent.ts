@@ -11,6 +11,7 @@ import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
 import { CredentialFile } from './credential-file.ts';
+import { capResult, frameSize } from './result-cap.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 import type { ViewKeyring } from './live-view/view-access.ts';
 
@@ -18,6 +19,10 @@ import type { ViewKeyring } from './live-view/view-access.ts';
 export const RECEIVED_KEPT = 1000;
 /** How long a linked agent waits for `welcome` before it drops the link and tries again. */
 const WELCOME_TIMEOUT_MS = 20_000;
+/** PAPRIKA_MAX_RESULT_BYTES when the options name none. */
+export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
+/** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
+const MAX_STORE_REFUSALS = 5;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
 const LINK_UNAUTHORIZED = 4401;
 /** The hub's close code for a hello whose id another running agent holds (hub-core LINK_ID_IN_USE). */
@@ -43,11 +48,15 @@ export interface AgentOptions {
   diskPath?: string;
   /** Reconnect backoff bounds (ms). */
   backoff?: { baseMs: number; capMs: number };
+  /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large` (default 8 MB). */
+  maxResultBytes?: number;
   /** The hub refused this agent for good (its credential, or its id is another agent's): the process should exit (main.ts does). */
   onFatal?: (err: Error) => void;
 }
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
+/** `sending` until the socket has taken the whole frame: a big result is not queued again behind itself. */
+type OutboxEntry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean };
 
 export class WorkerAgent {
   workerId: string | undefined;
@@ -71,7 +80,7 @@ export class WorkerAgent {
    * re-link, and on a heartbeat tick when unacked for a whole period (the hub could not
    * write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
    */
-  private readonly outbox = new Map<string, { result: JobResult; sentAt: number }>();
+  private readonly outbox = new Map<string, OutboxEntry>();
   /**
    * The last RECEIVED_KEPT assignments this agent received (job id, assignment id, at), oldest
    * first, for in-process tests; processes log them ('job started'). Bounded: a worker runs for months.
@@ -212,9 +221,15 @@ export class WorkerAgent {
       }
       case 'cancel':
         return this.runner.cancel(msg.job_id, msg.reason);
-      case 'result_ack':
+      case 'result_ack': {
+        // The worker's own record that a hub took the result (the chaos run's evidence).
+        const acked = this.outbox.get(msg.job_id)?.result;
+        if (acked) this.o.log.info({ job_id: acked.job_id, assignment_id: acked.assignment_id, status: acked.status }, 'result acked');
         this.outbox.delete(msg.job_id);
         return;
+      }
+      case 'result_refused':
+        return this.onResultRefused(msg);
       case 'session_open':
       case 'session_command':
       case 'session_close':
@@ -228,18 +243,55 @@ export class WorkerAgent {
     }
   }
 
-  private queueResult(r: JobResult): void {
-    this.outbox.set(r.job_id, { result: r, sentAt: Date.now() });
-    this.send(r);
+  private queueResult(outcome: JobResult): void {
+    const r = capResult(outcome, this.o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
+    // What the hub is told, when it differs from 'job finished': the worker's own record of the run.
+    if (r.status !== outcome.status) this.o.log.warn({ job_id: r.job_id, assignment_id: r.assignment_id, status: r.status, error: r.error }, 'job result replaced');
+    const entry = { result: r, sentAt: Date.now(), refusals: 0 };
+    this.outbox.set(r.job_id, entry);
+    this.sendResult(entry);
+  }
+
+  private sendResult(entry: OutboxEntry): void {
+    const ws = this.ws;
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    entry.sending = true;
+    ws.send(encode(entry.result), () => {
+      entry.sending = false;
+      entry.sentAt = Date.now();
+    });
+  }
+
+  /**
+   * Too large for the link: the job is reported failed instead (nothing else could ever be
+   * sent). Refused by the database: sent again on the heartbeat tick, at most MAX_STORE_REFUSALS
+   * times, then dropped (the hub's reconciler ends the job).
+   */
+  private onResultRefused(msg: Extract<HubMessage, { type: 'result_refused' }>): void {
+    const entry = this.outbox.get(msg.job_id);
+    if (!entry) return;
+    const { job_id, assignment_id } = entry.result;
+    if (msg.code === 'too_large') {
+      const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error: `result too large: ${msg.reason}` };
+      this.o.log.warn({ job_id, assignment_id, status: failed.status, error: failed.error }, 'job result replaced');
+      const next = { result: failed, sentAt: Date.now(), refusals: entry.refusals };
+      this.outbox.set(job_id, next);
+      this.sendResult(next);
+      return;
+    }
+    entry.refusals++;
+    if (entry.refusals < MAX_STORE_REFUSALS) return this.o.log.warn({ job_id, refusals: entry.refusals, reason: msg.reason }, 'the hub could not store a result; sending it again later');
+    this.outbox.delete(job_id);
+    this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason: msg.reason }, 'result dropped: the hub refused to store it');
   }
 
   /** Send again every result unacked for at least `olderThanMs`. */
   private resendResults(olderThanMs: number): void {
     const now = Date.now();
     for (const entry of this.outbox.values()) {
-      if (now - entry.sentAt < olderThanMs) continue;
+      if (entry.sending || now - entry.sentAt < olderThanMs) continue;
       entry.sentAt = now;
-      this.send(entry.result);
+      this.sendResult(entry);
     }
   }
 
@@ -269,6 +321,8 @@ export class WorkerAgent {
     if (this.stopped) return;
     if (code === LINK_UNAUTHORIZED) return void this.onRefused(reason);
     if (code === LINK_ID_IN_USE) return this.fail(new WorkerIdInUseError(this.workerId ?? this.o.lanIp, this.o.hubUrl));
+    // 1009: the hub closed on a frame past its ceiling. A result that big is never sent again.
+    if (code === 1009) for (const entry of this.outbox.values()) if (frameSize(entry.result) > MAX_FRAME_BYTES) this.onResultRefused({ type: 'result_refused', v: 1, job_id: entry.result.job_id, code: 'too_large', reason: `the hub closed the link on a frame over ${MAX_FRAME_BYTES} bytes` });
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
     this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
     this.reconnectTimer = setTimeout(() => this.connect(), delay);

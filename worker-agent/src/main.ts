@@ -13,7 +13,7 @@ import { validViewBind } from './live-view/view-bind.ts';
 export class UsageError extends Error {}
 
 export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
-                      [--simulate-lanes N] [--lan-ip IP] [--token T] [--novnc-base URL]
+                      [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T] [--novnc-base URL]
                       [--worker-id ID] [--data-dir DIR] [--view-bind ADDR]
   --view-bind ADDR   where the lane live view listens (default: --lan-ip if this host owns it,
                      else 127.0.0.1); 0.0.0.0 or :: listens on every interface`;
@@ -24,6 +24,8 @@ export interface WorkerFlags {
   singleChrome: boolean;
   chrome?: string;
   simulateLanes?: number;
+  /** Simulated lanes also fetch http://sim.invalid/ (fault runs: results too large, unstorable text). */
+  simulateSite?: boolean;
   lanIp: string;
   token?: string;
   novncBase?: string;
@@ -52,6 +54,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
         'single-chrome': { type: 'boolean' },
         chrome: { type: 'string' },
         'simulate-lanes': { type: 'string' },
+        'simulate-site': { type: 'boolean' },
         'lan-ip': { type: 'string' },
         token: { type: 'string' },
         'novnc-base': { type: 'string' },
@@ -79,7 +82,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');
   const workerId = values['worker-id'];
   if (workerId !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(workerId)) throw new UsageError(`--worker-id expects letters, digits, _ or - (at most 100), got ${JSON.stringify(workerId)}`);
-  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
+  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, simulateSite: Boolean(values['simulate-site']), lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
 }
 
 export function detectLanIp(): string {
@@ -92,7 +95,7 @@ export function detectLanIp(): string {
 /** The pool, and the keyring its live view checks tokens with: give it to the agent, which sets it on welcome. */
 export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | undefined, log?: Logger, agentConfig: AgentConfig = loadAgentConfig({})): Promise<{ pool: LanePool; stopExtras: () => Promise<void>; viewKeys: ViewKeyring }> {
   const viewKeys = new ViewKeyring();
-  if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`), stopExtras: async () => {}, viewKeys };
+  if (flags.simulateLanes) return { pool: simulatedPool(flags.simulateLanes, `sim://${flags.lanIp}`, { site: flags.simulateSite }), stopExtras: async () => {}, viewKeys };
   const { startChromePool } = await import('./chrome/start-chrome-pool.ts');
   const built = await startChromePool({
     lanes: flags.lanes,
@@ -127,6 +130,7 @@ export async function runWorker(argv: string[], env: Record<string, string | und
     token: flags.token ?? config.workerToken,
     heartbeatS: config.heartbeatS,
     diskMaxPct: config.diskMaxPct,
+    maxResultBytes: config.maxResultBytes,
     log,
     // The hub refused the stored credential: nothing this process can do fixes it.
     onFatal: (err) => {

@@ -19,7 +19,7 @@ import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
 import { reconcileLoop } from '../loops/reconcile-loop.ts';
 import { redriveLoop } from '../loops/redrive-loop.ts';
-import { failLeftoversIfAlone } from '../loops/startup.ts';
+import { leaveLeftoversToTheirWorkers } from '../loops/startup.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
@@ -163,7 +163,7 @@ export class Hub {
   }
 
   async start(consoleDir?: string): Promise<void> {
-    await failLeftoversIfAlone({ config: this.config, registry: this.registry, ledger: this.ledger, clock: this.clock, log: this.log });
+    await leaveLeftoversToTheirWorkers({ config: this.config, store: this.store, log: this.log });
     this.http = await buildHttpServer(this.httpDeps(consoleDir));
     const { config, store, registry, localLinks, lanes, ledger, dispatcher, fleetView, clock, log, events, metrics, enrollment, startedAt } = this;
     this.loops = [hubHeartbeatLoop({ config, registry, localLinks, clock, log, events, startedAt }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop(), assetRetentionLoop({ config, assets: this.assets, clock, log })];
@@ -232,7 +232,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let registry = opts.registry;
   try {
     registry ??= config.redisUrl
-      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal, forgetS: config.workerForgetS }).catch((err) => {
+      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal, forgetS: config.workerForgetS, commandTimeoutMs: config.redisTimeoutS * 1000 }).catch((err) => {
           throw unreachable('REDIS_URL', 'Redis', config.redisUrl as string, err);
         })
       : new MemoryRegistry(clock, config.workerForgetS);

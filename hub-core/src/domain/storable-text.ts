@@ -39,3 +39,29 @@ export function findUnstorableText(value: unknown, path: string): UnstorableText
   }
   return undefined;
 }
+
+const UNSTORABLE_ALL = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A worker's result is not refused like a spec: the job ran and succeeded, and refusing the
+ * result lost it (the job ended `timeout` while the worker re-sent it forever). Each NUL and
+ * lone surrogate becomes U+FFFD, in keys and values; `replaced` counts them and `first` says
+ * where the first was, for the log.
+ */
+export function storableCopy<T>(value: T, path: string): { value: T; replaced: number; first?: UnstorableText } {
+  const first = findUnstorableText(value, path);
+  if (!first) return { value, replaced: 0 };
+  let replaced = 0;
+  const fix = (s: string) =>
+    s.replace(UNSTORABLE_ALL, () => {
+      replaced++;
+      return '\uFFFD';
+    });
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return fix(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [fix(k), walk(x)]));
+    return v;
+  };
+  return { value: walk(value) as T, replaced, first };
+}

@@ -9,7 +9,8 @@ import type { Config } from '../config.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
-import { MAX_FRAME_BYTES } from '../wire/protocol.ts';
+import { RegistryUnavailableError } from '../ports/registry.ts';
+import { LINK_CEILING_BYTES } from '../wire/protocol.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
@@ -87,6 +88,10 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.ceil(err.retryAfterS)));
       return reply.status(err.status).send(err.toBody());
     }
+    if (err instanceof RegistryUnavailableError) {
+      log.warn({ err: String(err), route: req.routeOptions.url }, 'registry unavailable');
+      return reply.status(503).header('retry-after', '2').send(new PaprikaError('registry_unavailable').toBody());
+    }
     if (isDatabaseDown(err)) {
       log.warn({ err: String(err) }, 'database unreachable');
       const e = new PaprikaError('database_unavailable', null, undefined, 2);
@@ -128,7 +133,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
 
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: MAX_FRAME_BYTES,
+    // Past MAX_FRAME_BYTES a worker frame is refused by message (link-service), not by a dropped link.
+    maxPayload: LINK_CEILING_BYTES,
     // The console offers ['paprika.v1', 'bearer.<token>']; only the first is ever echoed back.
     handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
   });

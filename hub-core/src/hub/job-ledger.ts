@@ -226,16 +226,6 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     }
   }
 
-  /** Start-up with no other hub alive: jobs a previous hub left running are failed. */
-  async failLeftovers(): Promise<number> {
-    let failed = 0;
-    for (const row of await this.d.store.listRunning(100_000)) {
-      const done = await this.d.store.failJobIf(row.id, { status: 'running', assignmentId: row.session_id }, 'hub restarted while the job was running', this.now());
-      if (done) failed++;
-    }
-    return failed;
-  }
-
   /** An operator's drain/standby/active, durable first: it outlives the link and this hub (re-read at every hello). */
   recordWorkerStatus(workerId: string, status: WorkerStatus, actor: string): Promise<void> {
     return this.d.store.setWorkerStatus(workerId, status, actor, this.now());

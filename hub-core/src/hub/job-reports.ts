@@ -3,6 +3,7 @@
 // worker's id and the assignment it presents. Anything else gets an error reply and changes
 // nothing (with the worker token alone, a client once finished other workers' jobs).
 import type { Config } from '../config.ts';
+import { storableCopy } from '../domain/storable-text.ts';
 import type { WorkerMessage } from '../wire/protocol.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { JobStore } from '../ports/job-store.ts';
@@ -44,6 +45,12 @@ export class JobReports {
       await link.ack(msg.job_id);
       return;
     }
+    // Text Postgres cannot store (NUL, lone surrogates) is replaced, so a job that succeeded is
+    // stored as succeeded; a write the database refuses for its data is reported, and the worker
+    // stops re-sending after a bound. A database that is down is not reported: the result comes again.
+    const result = storableCopy(msg.result ?? null, 'result');
+    const error = storableCopy(msg.error ?? null, 'error');
+    if (result.replaced + error.replaced > 0) this.d.log.warn({ job_id: msg.job_id, worker_id: link.worker_id, replaced: result.replaced + error.replaced, first: result.first ?? error.first }, 'unstorable text in a result replaced with U+FFFD');
     // Assets only for a run still open: a repeated result of a finished run stores nothing.
     if (held || row?.status === 'running') {
       for (const a of msg.assets ?? []) {
@@ -51,7 +58,14 @@ export class JobReports {
         await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64')).catch((err: unknown) => this.d.log.warn({ job_id: msg.job_id, asset: a.name, err: String(err) }, 'asset not stored'));
       }
     }
-    await this.d.ledger.finish(link, msg.job_id, { assignmentId: msg.assignment_id, status: msg.status, result: msg.result ?? null, error: msg.error ?? null });
+    try {
+      await this.d.ledger.finish(link, msg.job_id, { assignmentId: msg.assignment_id, status: msg.status, result: result.value, error: error.value });
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      this.d.log.error({ job_id: msg.job_id, worker_id: link.worker_id, err: String(err) }, 'the database refused a result');
+      await link.refuseResult(msg.job_id, 'not_stored', `the database refused this result: ${String(err instanceof Error ? err.message : err).slice(0, 500)}`);
+      return;
+    }
     this.d.publisher.mark(link);
   }
 
@@ -81,4 +95,10 @@ export class JobReports {
     this.d.log.warn({ job_id: jobId, worker_id: link.worker_id, type, owner }, 'refused a message about a job this worker does not hold');
     await link.error(`job ${jobId} is not yours`, { job_id: jobId, refused: type });
   }
+}
+
+/** Postgres class 22 (data exception): the row can never be written as sent, unlike a database that is down. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }

@@ -103,7 +103,8 @@ export class LinkHandshake {
     const previous = localLinks.add(link);
     if (previous && previous !== link) previous.close(4001, 'replaced by a new link');
     lanes.offer(link.freeLaneCount);
-    await registry.setOwner(msg.worker_id, config.hubId);
+    // A stalled Redis must not refuse the link: the next heartbeat's flush writes the owner too.
+    await registry.setOwner(msg.worker_id, config.hubId).catch((err: unknown) => this.d.log.warn({ worker_id: msg.worker_id, err: String(err) }, 'owner key not written; the next heartbeat writes it'));
     this.d.publisher.mark(link);
     this.d.recycles.hello(msg.worker_id, msg.fresh !== false);
     await link.welcome({ worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key, url_policy: this.d.urls.lists() });

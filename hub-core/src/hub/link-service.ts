@@ -4,10 +4,11 @@
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import { parseWorkerMessage } from '../wire/protocol.ts';
+import { MAX_FRAME_BYTES, parseWorkerMessage } from '../wire/protocol.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
+import { frameBytes, oversizedFrameReply } from './oversized-frame.ts';
 import type { LinkDeps } from './link-deps.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
@@ -81,6 +82,13 @@ export class LinkService {
     sendChallenge(socket, nonce);
 
     ws.on('message', (data, isBinary) => {
+      const bytes = frameBytes(data);
+      if (bytes > MAX_FRAME_BYTES) {
+        const reply = oversizedFrameReply(data, bytes);
+        this.d.log.warn({ worker_id: workerId, bytes, type: reply.type, job_id: reply.jobId }, 'frame over the limit refused');
+        socket.send(reply.text).catch(() => {});
+        return;
+      }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
       if (!parsed.ok) {
         this.d.log.warn({ worker_id: workerId, error: parsed.error, details: parsed.details }, 'bad message from worker');

@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import type { JobRow } from '../ports/job-store.ts';
-import type { Registry } from '../ports/registry.ts';
+import { RegistryUnavailableError, type Registry } from '../ports/registry.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { Forwarder, ForwardResponse } from './forwarder.ts';
 import { WORK_KINDS, type WorkKind } from '../wire/work-kinds.ts';
@@ -36,7 +36,11 @@ export class PeerRouting {
 
   /** The URL of the live hub that holds this worker's link, when it is another hub. */
   async workerOwnerUrl(workerId: string): Promise<string | undefined> {
-    const owner = await this.d.registry.getOwner(workerId).catch(() => undefined);
+    // Redis stalled: the caller answers 503 and is retried ("applied by nobody" would be untrue).
+    const owner = await this.d.registry.getOwner(workerId).catch((err: unknown) => {
+      if (err instanceof RegistryUnavailableError) throw err;
+      return undefined;
+    });
     return owner && owner !== this.d.config.hubId ? this.d.forwarder.hubUrl(owner) : undefined;
   }
 

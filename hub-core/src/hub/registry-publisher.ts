@@ -1,6 +1,6 @@
-// Coalesced writes of this hub's workers to the shared registry: every heartbeat marks its
-// worker dirty, and one pipelined write per tick carries all of them (a fleet of 1,000
-// workers heartbeating every 15 s costs a few round trips a second, not 67).
+// Coalesced writes of this hub's workers to the shared registry (row, online TTL and owner key):
+// every heartbeat marks its worker dirty, and one pipelined write per tick carries all of them
+// (a fleet of 1,000 workers heartbeating every 15 s costs a few round trips a second, not 67).
 import type { Logger } from 'pino';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';

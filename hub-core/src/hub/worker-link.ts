@@ -257,6 +257,11 @@ export class WorkerLink implements SchedulableWorker {
     await this.quietly({ type: 'result_ack', job_id: jobId });
   }
 
+  /** The result will not be stored as sent (too large, or refused by the database): the worker reports or gives up. */
+  async refuseResult(jobId: string, code: 'too_large' | 'not_stored', reason: string): Promise<void> {
+    await this.quietly({ type: 'result_refused', job_id: jobId, code, reason });
+  }
+
   /** Applies a status change here and tells the worker (drain keeps running jobs). */
   async pushStatus(status: WorkerStatus): Promise<void> {
     this.setStatus(status);

@@ -1,34 +1,27 @@
-// Start-up safety (seed, "複数 Hub 起動時の安全策"): jobs left running are failed only when no
-// other hub is alive. A hub cloned from a VM image once failed every job the live hubs were
-// running because its own orchestrator did not know them.
+// Start-up safety. The seed failed jobs left running at start-up unless another hub was alive
+// in Redis ("複数 Hub 起動時の安全策"), because a hub cloned from a VM image once failed every job
+// the live hubs were running: its own orchestrator did not know them. That guard trusts the
+// absence of Redis rows, and Redis forgets: restarted empty, it let a restarting hub fail 7
+// healthy jobs of a live peer (issue 16). Filtering by this hub's own hub_id would not do
+// either: the clone carried the image's configuration, hub id included.
+//
+// So a hub decides nothing at start-up from what it cannot see. Only a job's worker knows
+// whether it still runs it: it re-links and declares its held jobs and pending results (the
+// hello adopts or settles them), or it stays away for ORPHAN_GRACE as this hub watches, and
+// then the reconciler fails the job. A lone hub SIGKILLed and restarted thus loses no result
+// its workers bring back; jobs whose workers died too take ORPHAN_GRACE longer to settle.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { JobLedger } from '../hub/job-ledger.ts';
-import type { Clock } from '../ports/clock.ts';
-import type { Registry } from '../ports/registry.ts';
+import type { JobStore } from '../ports/job-store.ts';
 
 export interface StartupDeps {
-  config: Pick<Config, 'hubId' | 'hubTtlS'>;
-  registry: Pick<Registry, 'listHubs'>;
-  ledger: Pick<JobLedger, 'failLeftovers'>;
-  clock: Clock;
+  config: Pick<Config, 'orphanGraceS'>;
+  store: Pick<JobStore, 'listRunning'>;
   log: Logger;
 }
 
-export async function failLeftoversIfAlone(d: StartupDeps): Promise<number> {
-  let hubs;
-  try {
-    hubs = await d.registry.listHubs(d.clock.now(), d.config.hubTtlS);
-  } catch (err) {
-    d.log.warn({ err: String(err) }, 'hub registry unreadable at start-up; leaving running jobs to the reconciler');
-    return 0;
-  }
-  const peers = hubs.filter((h) => h.alive && h.hub_id !== d.config.hubId);
-  if (peers.length > 0) {
-    d.log.info({ peers: peers.map((p) => p.hub_id) }, 'other hubs alive: running jobs left to them');
-    return 0;
-  }
-  const failed = await d.ledger.failLeftovers();
-  if (failed > 0) d.log.warn({ failed }, 'failed jobs left running by a previous hub');
-  return failed;
+export async function leaveLeftoversToTheirWorkers(d: StartupDeps): Promise<number> {
+  const running = await d.store.listRunning(100_000);
+  if (running.length > 0) d.log.info({ running: running.length, orphan_grace_s: d.config.orphanGraceS }, 'jobs left running: kept for their workers to claim; the reconciler fails what none claims within ORPHAN_GRACE');
+  return running.length;
 }

@@ -74,3 +74,11 @@ export interface Registry {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Redis did not answer in time (or at all): a request that needs it answers 503 and is retried, never held. */
+export class RegistryUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the fleet registry is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'RegistryUnavailableError';
+  }
+}

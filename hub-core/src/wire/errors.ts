@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   queue_full: { status: 503, message: 'Too many queued jobs; retry later' },
   shutting_down: { status: 503, message: 'This hub is shutting down; retry on another hub' },
   database_unavailable: { status: 503, message: 'The job database is unreachable; retry later' },
+  registry_unavailable: { status: 503, message: 'The fleet registry (Redis) did not answer in time; retry later' },
   no_free_lane: { status: 503, message: 'No free lane for a session; retry later' },
   gateway_timeout: { status: 504, message: 'The owning hub did not answer in time' },
   internal: { status: 500, message: 'Internal error' },

@@ -8,6 +8,12 @@ import { issuesToDetails } from './errors.ts';
 export const PROTOCOL_VERSION = 1 as const;
 /** Largest frame either side accepts (screenshots travel inside job_result). */
 export const MAX_FRAME_BYTES = 32 * 1024 * 1024;
+/**
+ * What the hub's socket reads before it gives up on a frame (close 1009). Frames between
+ * MAX_FRAME_BYTES and this are read and answered `result_refused`, a refusal the worker acts
+ * on; only a frame past this ceiling drops the link.
+ */
+export const LINK_CEILING_BYTES = 2 * MAX_FRAME_BYTES;
 
 const v = z.literal(PROTOCOL_VERSION);
 const id = z.string().min(1).max(200);
@@ -127,6 +133,12 @@ export const HubMessage = z.discriminatedUnion('type', [
   AssignJob,
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),
+  /**
+   * The hub will not store this result as sent: `too_large` (the frame passed MAX_FRAME_BYTES;
+   * the worker reports the job failed instead) or `not_stored` (the database refused it; the
+   * worker tries again a bounded number of times, then gives up).
+   */
+  z.strictObject({ type: z.literal('result_refused'), v, job_id: id, code: z.enum(['too_large', 'not_stored']), reason: z.string().max(2000), max_bytes: z.number().int().positive().optional() }),
   z.strictObject({ type: z.literal('session_open'), v, request_id: id, session_id: id, lane: z.number().int().min(0), idle_timeout_s: z.number().positive() }),
   z.strictObject({ type: z.literal('session_command'), v, request_id: id, session_id: id, command: SessionCommand }),
   z.strictObject({ type: z.literal('session_close'), v, request_id: id, session_id: id }),

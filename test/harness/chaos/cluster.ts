@@ -20,7 +20,10 @@ export const CHAOS_ENV = {
   PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: '0.3',
   PAPRIKA_REDRIVE_MIN_AGE_S: '2',
   PAPRIKA_RECONCILE_INTERVAL_S: '1',
-  PAPRIKA_ORPHAN_GRACE_S: '4',
+  // Longer than a live worker can be away: a hub restart (all of them, in lone_hub_sigkill) plus
+  // the agent's re-link backoff (up to 10 s), on a loaded machine (15 s was once 1 s short). Shorter, the reconciler fails jobs whose workers
+  // are on their way back with the result, which is what the grace exists to prevent.
+  PAPRIKA_ORPHAN_GRACE_S: '30',
   PAPRIKA_QUEUED_TIMEOUT_S: '20',
   PAPRIKA_JOB_TIMEOUT_S: '10',
   PAPRIKA_FLEET_TIMEOUT_MS: '300',
@@ -48,7 +51,7 @@ export interface ChaosAgent {
 export class ChaosCluster {
   private constructor(
     readonly pg: PrivatePostgres,
-    readonly redis: { url: string; stop: () => Promise<void> },
+    readonly redis: Awaited<ReturnType<typeof startPrivateRedis>>,
     readonly redisAdmin: Redis,
     readonly hubs: ChaosHub[],
     readonly nginx: Nginx,
@@ -114,7 +117,7 @@ export class ChaosCluster {
   async startAgent(j: number): Promise<void> {
     const a = this.agents[j];
     a.startedAt = Date.now();
-    a.proc = spawnWorker(['--hub', this.nginx.url, '--simulate-lanes', String(this.lanes), '--lan-ip', a.lanIp], { ...this.env, PAPRIKA_LOG_LEVEL: 'info' });
+    a.proc = spawnWorker(['--hub', this.nginx.url, '--simulate-lanes', String(this.lanes), '--simulate-site', '--lan-ip', a.lanIp], { ...this.env, PAPRIKA_LOG_LEVEL: 'info' });
     const proc = a.proc;
     await waitFor(`agent ${a.workerId} linked`, async () => {
       if (proc.child.exitCode !== null) throw new Error(`agent ${a.workerId} exited:\n${proc.output().slice(-2000)}`);

@@ -21,11 +21,15 @@ export interface Run {
   endedAt: number;
   /** Status the agent reported, undefined when the process died first. */
   status?: string;
+  /** Status of the result a hub acked ('result acked'): what the worker told the hub, and the hub took. */
+  acked?: string;
 }
 
 export interface DbJob {
   id: string;
   status: string;
+  /** Why it failed (the report's examples show it). */
+  error?: string | null;
   worker_id: string | null;
   session_id: string | null;
   created_at: Date;
@@ -50,6 +54,8 @@ export interface Verdict {
   unexplained: string[];
   /** A run the agent finished with success whose job ended failed (its agent was killed before the hub had the result, or the deadline passed first). */
   resultsNotRecorded: number;
+  /** Jobs a hub acked a `succeeded` result for (the worker's own log says so) that Postgres has as failed: a result taken and dropped. */
+  succeededButFailed: string[];
   maxTimeToTerminalS: number;
 }
 
@@ -60,6 +66,7 @@ export function runsFromLogs(incarnations: readonly AgentIncarnation[], nowMs: n
   const runs: Run[] = [];
   for (const inc of incarnations) {
     const open = new Map<string, Run>();
+    const done = new Map<string, Run>();
     for (const line of inc.log.split('\n')) {
       if (!line.startsWith('{')) continue;
       let rec: { msg?: string; time?: number; job_id?: string; assignment_id?: string; status?: string };
@@ -79,6 +86,10 @@ export function runsFromLogs(incarnations: readonly AgentIncarnation[], nowMs: n
         run.endedAt = rec.time;
         run.status = rec.status;
         open.delete(rec.assignment_id);
+        done.set(rec.assignment_id, run);
+      } else if (rec.msg === 'result acked') {
+        const run = done.get(rec.assignment_id);
+        if (run) run.acked = rec.status;
       }
     }
     for (const run of open.values()) run.endedAt = inc.endedAt ?? nowMs;
@@ -105,6 +116,7 @@ export function judge(input: { runs: readonly Run[]; db: readonly DbJob[]; accep
   const late: string[] = [];
   const unexplained: string[] = [];
   let resultsNotRecorded = 0;
+  const succeededButFailed: string[] = [];
   let maxTimeToTerminalS = 0;
   const runsByAssignment = new Map(input.runs.map((r) => [r.assignment_id, r]));
   for (const j of input.db) {
@@ -125,6 +137,7 @@ export function judge(input: { runs: readonly Run[]; db: readonly DbJob[]; accep
     if (r.status !== 'succeeded') continue;
     const j = dbById.get(r.job_id);
     if (j?.status === 'failed') resultsNotRecorded++;
+    if (j?.status === 'failed' && r.acked === 'succeeded') succeededButFailed.push(r.job_id);
   }
-  return { jobs: input.db.length, byStatus, runs: input.runs.length, doubleAssignments, ranTwice, lost, stuck, late, unexplained, resultsNotRecorded, maxTimeToTerminalS };
+  return { jobs: input.db.length, byStatus, runs: input.runs.length, doubleAssignments, ranTwice, lost, stuck, late, unexplained, resultsNotRecorded, succeededButFailed: [...new Set(succeededButFailed)], maxTimeToTerminalS };
 }

@@ -1,13 +1,19 @@
 // The faults a chaos run injects, one at a time, each healed before the next: SIGKILL and
-// SIGTERM of hubs and agents, a paused Redis, a restarted Postgres, and dropped links (nginx
-// killed and started again). Which fault, which target and how long come from the seed.
+// SIGTERM of hubs and agents, a paused Redis, a restarted Postgres, dropped links (nginx
+// killed and started again), Redis flushed and restarted empty, every hub SIGKILLed so one
+// restarts alone, a Redis stalled (SIGSTOP) while a hub starts, and results too large or
+// with text Postgres cannot store. Which fault, which target and how long come from the seed.
 import type { Random } from '../../../hub-core/src/wire/random.ts';
 import type { ChaosCluster } from './cluster.ts';
 
-export const FAULT_KINDS = ['hub_sigkill', 'hub_sigterm', 'agent_sigkill', 'agent_sigterm', 'redis_pause', 'postgres_restart', 'links_drop'] as const;
+export const FAULT_KINDS = ['hub_sigkill', 'hub_sigterm', 'agent_sigkill', 'agent_sigterm', 'redis_pause', 'postgres_restart', 'links_drop', 'redis_flush_restart', 'lone_hub_sigkill', 'redis_stall_at_start', 'oversized_result', 'unstorable_result'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-const WEIGHTS: Record<FaultKind, number> = { hub_sigkill: 3, hub_sigterm: 2, agent_sigkill: 4, agent_sigterm: 2, redis_pause: 2, postgres_restart: 2, links_drop: 1 };
+const WEIGHTS: Record<FaultKind, number> = { hub_sigkill: 3, hub_sigterm: 2, agent_sigkill: 4, agent_sigterm: 2, redis_pause: 2, postgres_restart: 2, links_drop: 1, redis_flush_restart: 1, lone_hub_sigkill: 1, redis_stall_at_start: 1, oversized_result: 1, unstorable_result: 1 };
+
+/** The simulated site's pages (worker-agent simulated-lane.ts): a screenshot over the 8 MB cap, and a title Postgres cannot store. */
+const OVERSIZED_URL = 'http://sim.invalid/bytes/12000000';
+const ODD_TEXT_URL = 'http://sim.invalid/odd-text';
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -66,6 +72,8 @@ async function readFleet(url: string, timeoutMs: number): Promise<WorkersView | 
 export class FaultInjector {
   readonly records: FaultRecord[] = [];
   readonly pauses: FleetDuringPause[] = [];
+  /** Jobs the faults themselves submitted (the verdict counts them with the clients' jobs). */
+  readonly submitted: string[] = [];
   private readonly healing = new Map<string, Promise<void>>();
 
   constructor(
@@ -158,6 +166,63 @@ export class FaultInjector {
       case 'links_drop':
         await c.nginx.restart();
         return rec('nginx');
+      case 'redis_flush_restart': {
+        // Redis forgets everything (FLUSHALL, then a new empty server on the same port) while
+        // every hub runs: no hub may take the missing rows for a dead peer (issue 16, 1 and 7).
+        await c.redisAdmin.flushall().catch(() => {});
+        await c.redis.restart();
+        return rec('flushall + restart');
+      }
+      case 'lone_hub_sigkill': {
+        // Every hub SIGKILLed, then one started alone: what its workers declare when they
+        // re-link is adopted, and none of their results is dropped (issue 16, 2).
+        await this.settle();
+        await Promise.all(c.hubs.map((_, i) => c.stopHub(i, 'SIGKILL')));
+        await c.startHub(0);
+        this.heal('hub:others', between(rng, 500, 1500), () => Promise.all(c.hubs.slice(1).map((_, i) => c.startHub(i + 1))).then(() => undefined));
+        return rec(c.hubs[0].id);
+      }
+      case 'redis_stall_at_start': {
+        // A hub starting while Redis accepts TCP but answers nothing: it waits (bounded) or
+        // exits naming REDIS_URL, and starts once Redis answers.
+        await this.settle();
+        const i = pickIndex(rng, c.hubs.length);
+        await c.stopHub(i, 'SIGKILL');
+        c.redis.pause();
+        const starting = c.startHub(i);
+        await sleep(between(rng, 1000, 2500));
+        c.redis.resume();
+        const problem = await Promise.race([starting.then(() => undefined), sleep(45_000).then(() => 'hub did not start within 45 s of Redis answering again')]);
+        return rec(c.hubs[i].id, problem);
+      }
+      case 'oversized_result':
+      case 'unstorable_result': {
+        const oversized = kind === 'oversized_result';
+        const problem = await this.probe(oversized ? OVERSIZED_URL : ODD_TEXT_URL, (j) =>
+          oversized
+            ? j.status === 'failed' && /^result too large/.test(j.error ?? '') ? undefined : `expected failed: result too large, got ${j.status} ${j.error ?? ''}`
+            : j.status === 'succeeded' && (j.result as { title?: string })?.title === 'odd\uFFFDtext\uFFFD' ? undefined : `expected succeeded with the text replaced, got ${j.status} ${j.error ?? ''}`,
+        );
+        return rec(oversized ? '12 MB screenshot' : 'NUL + lone surrogate', problem);
+      }
     }
+  }
+
+  /** Submits a fetch of the simulated site through nginx and judges what it became; a problem, or undefined. */
+  private async probe(url: string, check: (j: { status: string; error: string | null; result: unknown }) => string | undefined): Promise<string | undefined> {
+    const base = this.c.nginx.url;
+    const res = await fetch(`${base}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'fetch', spec: { url, screenshot: true, timeout_s: 10 } }), signal: AbortSignal.timeout(30_000) }).catch((err: unknown) => err as Error);
+    if (res instanceof Error || !res.ok) return `submit failed: ${res instanceof Error ? res.message : res.status}`;
+    const { id } = (await res.json()) as { id: string };
+    this.submitted.push(id);
+    const until = Date.now() + 40_000;
+    while (Date.now() < until) {
+      const j = await fetch(`${base}/jobs/${id}`, { signal: AbortSignal.timeout(5000) })
+        .then((r) => (r.ok ? (r.json() as Promise<{ status: string; error: string | null; result: unknown }>) : undefined))
+        .catch(() => undefined);
+      if (j && ['succeeded', 'failed', 'canceled'].includes(j.status)) return check(j);
+      await sleep(200);
+    }
+    return `job ${id} did not end within 40 s`;
   }
 }

@@ -3,9 +3,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { FAULT_KINDS } from './faults.ts';
 import { chaosPassed, formatChaosReport, runChaos } from './run.ts';
 
-const USAGE = 'usage: npm run chaos -- [--seed N] [--duration S] [--hubs N] [--agents N] [--lanes N] [--clients N]';
+const USAGE = 'usage: npm run chaos -- [--seed N] [--duration S] [--hubs N] [--agents N] [--lanes N] [--clients N] [--every-fault]';
 
 function whole(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
@@ -20,7 +21,7 @@ function whole(flag: string, raw: string | undefined, fallback: number, min: num
 export async function main(argv: string[]): Promise<void> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, strict: true, options: { seed: { type: 'string' }, duration: { type: 'string' }, hubs: { type: 'string' }, agents: { type: 'string' }, lanes: { type: 'string' }, clients: { type: 'string' } } }));
+    ({ values } = parseArgs({ args: argv, strict: true, options: { seed: { type: 'string' }, duration: { type: 'string' }, hubs: { type: 'string' }, agents: { type: 'string' }, lanes: { type: 'string' }, clients: { type: 'string' }, 'every-fault': { type: 'boolean' } } }));
   } catch (err) {
     console.error(`paprika chaos: ${(err as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -34,7 +35,8 @@ export async function main(argv: string[]): Promise<void> {
     clients: whole('clients', values.clients, 12, 1, 64),
   };
   const say = (line: string) => console.log(`chaos: ${line}`);
-  const report = await runChaos({ ...options, say });
+  // --every-fault: each kind once first (as the suite's short run does), then seeded draws.
+  const report = await runChaos({ ...options, say, plan: values['every-fault'] ? [...FAULT_KINDS] : undefined });
   console.log(`\n${formatChaosReport(report)}`);
   const file = path.resolve('test-artifacts', 'chaos-report.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -58,7 +58,7 @@ async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise
 }
 
 /** Every job, accepted by a hub or not, as Postgres has it. */
-const readJobs = (url: string) => withPg(url, async (c) => (await c.query<DbJob>('SELECT id, status, worker_id, session_id, created_at, finished_at FROM jobs')).rows);
+const readJobs = (url: string) => withPg(url, async (c) => (await c.query<DbJob>('SELECT id, status, error, worker_id, session_id, created_at, finished_at FROM jobs')).rows);
 
 const openJobs = (url: string) => withPg(url, async (c) => (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`)).rows[0].n);
 
@@ -113,15 +113,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await load;
     await injector.settle();
     const faults = injector.records;
+    for (const id of injector.submitted) accepted.add(id);
     const pauses = injector.pauses;
     const pgDownMs = injector.postgresDownMs;
     await load;
     say(`load done: ${accepted.size} jobs accepted, ${counts.refused} submissions refused; settling`);
 
     // Every accepted job must become terminal within its deadline plus the reconciler's
-    // bound: queued at most QUEUED_TIMEOUT, then running at most its timeout, then one
-    // reconciler pass; Postgres restarts delay all of that by their downtime.
-    const boundS = Number(CHAOS_ENV.PAPRIKA_QUEUED_TIMEOUT_S) + JOB_TIMEOUT_S + 2 * Number(CHAOS_ENV.PAPRIKA_RECONCILE_INTERVAL_S) + pgDownMs / 1000 + 3;
+    // bound: queued at most QUEUED_TIMEOUT, then running at most its timeout plus ORPHAN_GRACE
+    // (a result on its way), then one reconciler pass; Postgres restarts delay all of that by their downtime.
+    const boundS = Number(CHAOS_ENV.PAPRIKA_QUEUED_TIMEOUT_S) + JOB_TIMEOUT_S + Number(CHAOS_ENV.PAPRIKA_ORPHAN_GRACE_S) + 2 * Number(CHAOS_ENV.PAPRIKA_RECONCILE_INTERVAL_S) + pgDownMs / 1000 + 3;
     const settleUntil = Date.now() + boundS * 1000;
     while (Date.now() < settleUntil && (await openJobs(cluster.pg.url)) > 0) await sleep(250);
     const metrics = await scrapeMetrics(cluster.hubs.map((h) => h.url));
@@ -131,7 +132,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const db = await readJobs(cluster.pg.url);
     const runs = runsFromLogs(cluster.incarnations(), Date.now());
     const verdict = judge({ runs, db, accepted, boundS });
-    const examples = (['doubleAssignments', 'ranTwice', 'lost', 'stuck', 'late', 'unexplained'] as const).flatMap((rule) =>
+    const examples = (['doubleAssignments', 'ranTwice', 'lost', 'stuck', 'late', 'unexplained', 'succeededButFailed'] as const).flatMap((rule) =>
       verdict[rule].slice(0, 5).map((id) => ({ rule, job: db.find((j) => j.id === id), runs: runs.filter((r) => r.job_id === id) })),
     );
     if (process.env.PAPRIKA_CHAOS_LOGS) {
@@ -177,6 +178,7 @@ export function formatChaosReport(r: ChaosReport): string {
     ['succeeded without a run', String(v.unexplained.length)],
     ['max time to terminal', `${v.maxTimeToTerminalS.toFixed(2)} s`],
     ['fleet during Redis pauses', r.fleetDuringPauses.length ? r.fleetDuringPauses.map((p) => `${p.min}/${p.before}`).join(', ') + ` (min/before), ${r.fleetCollapses} collapsed samples` : 'no pause injected'],
+    ['succeeded on a worker, failed in Postgres', `${v.succeededButFailed.length} (results a hub acked as succeeded)`],
     ['results lost with a killed agent', String(v.resultsNotRecorded)],
     ['hub counters (since start)', Object.entries(r.metrics).map(([k, n]) => `${k.replace(/^paprika_|_total$/g, '')} ${n}`).join(', ')],
     ['fault problems', r.faultProblems.length ? r.faultProblems.join('; ') : 'none'],
@@ -186,8 +188,8 @@ export function formatChaosReport(r: ChaosReport): string {
   return rows.map(([k, val]) => `${k.padEnd(w)}  ${val}`).join('\n');
 }
 
-/** The run passed: nothing doubled, lost, stuck or late, no collapse, every graceful stop graceful. */
+/** The run passed: nothing doubled, lost, stuck or late, no acked success failed, no collapse, every fault as expected. */
 export function chaosPassed(r: ChaosReport): boolean {
   const v = r.verdict;
-  return v.doubleAssignments.length === 0 && v.ranTwice.length === 0 && v.lost.length === 0 && v.stuck.length === 0 && v.late.length === 0 && v.unexplained.length === 0 && r.fleetCollapses === 0 && r.faultProblems.length === 0;
+  return v.doubleAssignments.length === 0 && v.ranTwice.length === 0 && v.lost.length === 0 && v.stuck.length === 0 && v.late.length === 0 && v.unexplained.length === 0 && v.succeededButFailed.length === 0 && r.fleetCollapses === 0 && r.faultProblems.length === 0;
 }

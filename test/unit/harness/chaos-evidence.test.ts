@@ -54,4 +54,24 @@ describe('chaos evidence', () => {
     const runs = runsFromLogs([{ workerId: 'w1', log: [line('job started', 1100, 'j1', 'a-j1'), line('job finished', 1200, 'j1', 'a-j1', { status: 'succeeded' })].join('\n') }], 5000);
     expect(judge({ runs, db: [row('j1', 'failed')], accepted: ['j1'], boundS: 10 }).resultsNotRecorded).toBe(1);
   });
+
+  it('flags a job whose succeeded result a hub acked (the worker logged it) but Postgres has as failed; a result replaced as too large is not', () => {
+    const log = [
+      line('job started', 1100, 'j1', 'a-j1'),
+      line('job finished', 1200, 'j1', 'a-j1', { status: 'succeeded' }),
+      line('result acked', 1210, 'j1', 'a-j1', { status: 'succeeded' }),
+      line('job started', 1300, 'j2', 'a-j2'),
+      line('job finished', 1400, 'j2', 'a-j2', { status: 'succeeded' }),
+      line('job result replaced', 1400, 'j2', 'a-j2', { status: 'failed' }),
+      line('result acked', 1410, 'j2', 'a-j2', { status: 'failed' }),
+      line('job started', 1500, 'j3', 'a-j3'),
+      line('job finished', 1600, 'j3', 'a-j3', { status: 'succeeded' }),
+    ].join('\n');
+    const runs = runsFromLogs([{ workerId: 'w1', log }], 5000);
+    expect(runs.map((r) => r.acked)).toEqual(['succeeded', 'failed', undefined]);
+    const v = judge({ runs, db: [row('j1', 'failed'), row('j2', 'failed'), row('j3', 'failed')], accepted: ['j1', 'j2', 'j3'], boundS: 10 });
+    expect(v.succeededButFailed).toEqual(['j1']);
+    // j3: its agent never had an ack (killed holding the result): counted apart, not a verdict failure.
+    expect(v.resultsNotRecorded).toBe(3);
+  });
 });

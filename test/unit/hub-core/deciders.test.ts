@@ -55,8 +55,23 @@ describe('decideReconcile', () => {
     expect(decideReconcile(rows, fleet({}), T + 300_000, cfg)).toHaveLength(1);
   });
 
-  it('makes no orphan call on a partial view (registry down), but still enforces deadlines', () => {
-    const rows = { running: [running('j', 'w1'), running('late', 'w1', { deadline_at: d(-1) })], queued: [] };
+  it('counts the grace from when this hub first saw the worker missing, not from rows a restarted Redis forgot', () => {
+    const rows = { running: [running('j', 'w1', { assigned_at: d(-1000_000) })], queued: [] };
+    const missing = (since: number) => ({ ...fleet({}), absentSince: new Map([['w1', since]]) });
+    expect(decideReconcile(rows, missing(T), T, cfg)).toEqual([]);
+    expect(decideReconcile(rows, missing(T - 299_000), T, cfg)).toEqual([]);
+    expect(decideReconcile(rows, missing(T - 300_000), T, cfg)).toEqual([expect.objectContaining({ job_id: 'j', reason: 'orphan' })]);
+  });
+
+  it('counts the grace from when this hub started watching: a restarted hub waits for the workers to re-link', () => {
+    const rows = { running: [running('j', 'w1')], queued: [] };
+    const dead = { w1: { alive: false, last_seen_ms: T - 1000_000 } };
+    expect(decideReconcile(rows, { ...fleet(dead), watchingSince: T - 10_000 }, T, cfg)).toEqual([]);
+    expect(decideReconcile(rows, { ...fleet(dead), watchingSince: T - 300_000 }, T, cfg)).toHaveLength(1);
+  });
+
+  it('makes no orphan call on a partial view (registry down), but still enforces deadlines (after ORPHAN_GRACE: a result may be on its way)', () => {
+    const rows = { running: [running('j', 'w1'), running('late', 'w1', { deadline_at: d(-300_001) }), running('in-transit', 'w1', { deadline_at: d(-299_000) })], queued: [] };
     const actions = decideReconcile(rows, fleet({}, true), T, cfg);
     expect(actions).toEqual([expect.objectContaining({ job_id: 'late', reason: 'timeout', error: 'timeout' })]);
   });

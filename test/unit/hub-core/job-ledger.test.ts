@@ -185,7 +185,6 @@ const cases: Case[] = [
     event: ({ ledger, link }) => ledger.settleRelinked(link, { known: new Set(), fresh: false, helloAt: new Date(0) }),
     trace: ['statement unclaimJob', 'event job queued', 'metric relinkOrphans'],
   },
-  { name: 'start-up alone: leftovers failed', state: { matched: true }, event: ({ ledger }) => ledger.failLeftovers(), trace: ['statement failJobIf', 'statement failJobIf'], returns: 2 },
   { name: 'expired idempotency key forgotten', state: {}, event: ({ ledger }) => ledger.forgetIdempotencyKey('j1', new Date(0)), trace: ['statement forgetIdempotencyKey'], returns: true },
   { name: 'operator status recorded', state: {}, event: ({ ledger }) => ledger.recordWorkerStatus('w1', 'drain', 'admin'), trace: ['statement setWorkerStatus'] },
 ];

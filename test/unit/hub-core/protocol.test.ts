@@ -22,6 +22,13 @@ describe('worker link protocol', () => {
     if (!parsed.ok) expect(parsed.error).toMatch(message);
   });
 
+  it('reads result_refused with its code, and refuses an unknown code', () => {
+    const head = { type: 'result_refused', v: 1, job_id: 'j', reason: 'frame of 40000000 bytes is over the limit' };
+    expect(parseHubMessage(JSON.stringify({ ...head, code: 'too_large', max_bytes: 33554432 }))).toMatchObject({ ok: true, value: { code: 'too_large' } });
+    expect(parseHubMessage(JSON.stringify({ ...head, code: 'not_stored' })).ok).toBe(true);
+    expect(parseHubMessage(JSON.stringify({ ...head, code: 'whatever' })).ok).toBe(false);
+  });
+
   it('accepts Buffers as the ws library delivers them', () => {
     const parsed = parseHubMessage(Buffer.from(encode({ type: 'cancel', job_id: 'j', reason: 'r' })));
     expect(parsed.ok).toBe(true);

@@ -3,9 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadAgentConfig } from '../../../worker-agent/src/agent-config.ts';
 
 describe('loadAgentConfig', () => {
-  it('defaults to 100 jobs and 1024 MiB', () => {
-    expect(loadAgentConfig({})).toMatchObject({ laneRecycleJobs: 100, laneMaxRssMb: 1024 });
-    expect(loadAgentConfig({ PAPRIKA_LANE_RECYCLE_JOBS: ' 3 ', PAPRIKA_LANE_MAX_RSS_MB: '512' })).toMatchObject({ laneRecycleJobs: 3, laneMaxRssMb: 512 });
+  it('defaults to 100 jobs, 1024 MiB and an 8 MB result cap', () => {
+    expect(loadAgentConfig({})).toMatchObject({ laneRecycleJobs: 100, laneMaxRssMb: 1024, maxResultBytes: 8 * 1024 * 1024 });
+    expect(loadAgentConfig({ PAPRIKA_LANE_RECYCLE_JOBS: ' 3 ', PAPRIKA_LANE_MAX_RSS_MB: '512', PAPRIKA_MAX_RESULT_BYTES: '1000' })).toMatchObject({ laneRecycleJobs: 3, laneMaxRssMb: 512, maxResultBytes: 1000 });
+  });
+
+  it('refuses a result cap above the link frame limit (32 MB)', () => {
+    expect(() => loadAgentConfig({ PAPRIKA_MAX_RESULT_BYTES: String(33 * 1024 * 1024) })).toThrow(/^PAPRIKA_MAX_RESULT_BYTES: at most 33554432/);
   });
 
   it.each([
@@ -20,7 +24,7 @@ describe('loadAgentConfig', () => {
 
   it("has the hub's defaults for the variables both read, and checks them the same way", () => {
     const c = loadAgentConfig({});
-    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'workerToken']);
+    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'maxResultBytes', 'workerToken']);
     expect(c).toMatchObject({ logLevel: 'info', chromePath: undefined, workerToken: undefined, heartbeatS: 15, diskMaxPct: 90 });
     expect(c.dataDir).toBe(path.resolve('.paprika'));
     expect(Object.isFrozen(c)).toBe(true);

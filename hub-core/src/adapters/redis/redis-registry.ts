@@ -7,7 +7,7 @@ import { workerIdCandidates } from '../../domain/worker-id.ts';
 import { packageFile } from '../../package-files.ts';
 import { DeadlineError, systemClock, withDeadline, type Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
-import { HUB_HISTORY_S } from '../../ports/registry.ts';
+import { HUB_HISTORY_S, RegistryUnavailableError } from '../../ports/registry.ts';
 
 const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
@@ -102,6 +102,15 @@ function rowToSnapshot(id: string, row: string): WorkerSnapshot | undefined {
   }
 }
 
+/** A command that failed or timed out reaches callers as RegistryUnavailableError (the HTTP layer's 503). */
+async function unavailableOnError<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    throw err instanceof RegistryUnavailableError ? err : new RegistryUnavailableError(err);
+  }
+}
+
 export class RedisRegistry implements Registry {
   private readonly k;
   constructor(
@@ -120,7 +129,7 @@ export class RedisRegistry implements Registry {
    * hold the ready check (and the hub's start) forever. On failure the client is shut so its
    * reconnect timer does not keep the process alive.
    */
-  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number; clock?: Clock } = {}): Promise<RedisRegistry> {
+  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number; commandTimeoutMs?: number; clock?: Clock } = {}): Promise<RedisRegistry> {
     const clock = opts.clock ?? systemClock;
     const redis = new Redis(url, {
       lazyConnect: true,
@@ -128,6 +137,9 @@ export class RedisRegistry implements Registry {
       enableOfflineQueue: true,
       connectTimeout: 5000,
       retryStrategy: (times) => Math.min(times * 200, 2000),
+      // A Redis that accepts TCP but does not answer (paused, SIGSTOPped) held every request
+      // that touched it for the whole pause: each command now fails after this.
+      commandTimeout: opts.commandTimeoutMs,
     }) as ScriptedRedis;
     // Reconnects by itself; commands fail and callers log them. The last error names the cause
     // a failed first connect reports (ioredis itself only says "Connection is closed.").
@@ -160,44 +172,58 @@ export class RedisRegistry implements Registry {
     return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS, clock);
   }
 
-  async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
-    const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
-    const got = await this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids);
-    if (!got) throw new Error(`no worker id left for ${lanIp}`);
-    return got;
+  claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
+    return unavailableOnError(async () => {
+      const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
+      const got = await this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids);
+      if (!got) throw new Error(`no worker id left for ${lanIp}`);
+      return got;
+    });
   }
 
-  async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
-    return (await this.redis.releaseWorkerIdIfUnlinked(this.k.workersIndex, this.k.worker(workerId), workerId, lanIp)) === 1;
+  releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
+    return unavailableOnError(async () => {
+      return (await this.redis.releaseWorkerIdIfUnlinked(this.k.workersIndex, this.k.worker(workerId), workerId, lanIp)) === 1;
+    });
   }
 
-  async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
-    if (ws.length === 0) return;
-    const p = this.redis.pipeline();
-    const ttlMs = Math.max(1, Math.round(this.workerTtlS * 1000));
-    const forgetMs = Math.max(1, Math.round(this.forgetS * 1000));
-    for (const w of ws) {
-      p.hset(this.k.worker(w.worker_id), snapshotToHash(w));
-      p.hset(this.k.workersRows, w.worker_id, JSON.stringify(w));
-      // Every publish is a sign of life: an offline worker's keys go FORGET_S after its last one.
-      p.pexpire(this.k.worker(w.worker_id), forgetMs);
-      p.pexpire(this.k.owner(w.worker_id), forgetMs);
-      if (w.left_at_ms == null) p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
-      else p.del(this.k.online(w.worker_id));
-      p.sadd(this.k.workersIndex, w.worker_id);
-    }
-    const results = await p.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed) throw failed[0];
+  publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
+    return unavailableOnError(async () => {
+      if (ws.length === 0) return;
+      const p = this.redis.pipeline();
+      const ttlMs = Math.max(1, Math.round(this.workerTtlS * 1000));
+      const forgetMs = Math.max(1, Math.round(this.forgetS * 1000));
+      for (const w of ws) {
+        p.hset(this.k.worker(w.worker_id), snapshotToHash(w));
+        p.hset(this.k.workersRows, w.worker_id, JSON.stringify(w));
+        // Every publish is a sign of life: an offline worker's keys go FORGET_S after its last one.
+        p.pexpire(this.k.worker(w.worker_id), forgetMs);
+        p.pexpire(this.k.owner(w.worker_id), forgetMs);
+        if (w.left_at_ms == null) {
+          p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
+          // The owner key with every flush too: a Redis that restarted empty is whole again within
+          // one heartbeat, so cancels and status changes sent through other hubs reach the worker.
+          p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs);
+        } else p.del(this.k.online(w.worker_id));
+        p.sadd(this.k.workersIndex, w.worker_id);
+      }
+      const results = await p.exec();
+      const failed = results?.find(([err]) => err);
+      if (failed) throw failed[0];
+    });
   }
 
-  async setOwner(workerId: string, hubId: string): Promise<void> {
-    // Bounded like the worker's hash: a hub that dies holding it leaves nothing forever.
-    await this.redis.set(this.k.owner(workerId), hubId, 'PX', Math.max(1, Math.round(this.forgetS * 1000)));
+  setOwner(workerId: string, hubId: string): Promise<void> {
+    return unavailableOnError(async () => {
+      // Bounded like the worker's hash: a hub that dies holding it leaves nothing forever.
+      await this.redis.set(this.k.owner(workerId), hubId, 'PX', Math.max(1, Math.round(this.forgetS * 1000)));
+    });
   }
 
-  async forgetWorker(workerId: string): Promise<boolean> {
-    return (await this.forget(workerId, false)) === 1;
+  forgetWorker(workerId: string): Promise<boolean> {
+    return unavailableOnError(async () => {
+      return (await this.forget(workerId, false)) === 1;
+    });
   }
 
   private async forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
@@ -206,12 +232,16 @@ export class RedisRegistry implements Registry {
     return n;
   }
 
-  async getOwner(workerId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.k.owner(workerId))) ?? undefined;
+  getOwner(workerId: string): Promise<string | undefined> {
+    return unavailableOnError(async () => {
+      return (await this.redis.get(this.k.owner(workerId))) ?? undefined;
+    });
   }
 
-  async releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean> {
-    return (await this.redis.releaseOwnerIfMine(this.k.owner(workerId), hubId)) === 1;
+  releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean> {
+    return unavailableOnError(async () => {
+      return (await this.redis.releaseOwnerIfMine(this.k.owner(workerId), hubId)) === 1;
+    });
   }
 
   readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
@@ -266,52 +296,66 @@ export class RedisRegistry implements Registry {
     return out;
   }
 
-  async setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {
-    await this.redis.set(this.k.session(sessionId), hubId, 'PX', Math.max(1, Math.round(ttlS * 1000)));
-  }
-
-  async getSessionOwner(sessionId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.k.session(sessionId))) ?? undefined;
-  }
-
-  async deleteSession(sessionId: string): Promise<void> {
-    await this.redis.del(this.k.session(sessionId));
-  }
-
-  async heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void> {
-    await this.redis
-      .multi()
-      .set(this.k.hub(info.hub_id), JSON.stringify({ ...info, last_seen: now }), 'PX', Math.max(1, Math.round(ttlS * 1000)))
-      .zadd(this.k.hubsIndex, now, info.hub_id)
-      .exec();
-  }
-
-  async listHubs(now: number, recentS: number): Promise<HubRow[]> {
-    const since = now - recentS * 1000;
-    await this.redis.zremrangebyscore(this.k.hubsIndex, '-inf', `(${now - HUB_HISTORY_S * 1000}`);
-    const flat = await this.redis.zrangebyscore(this.k.hubsIndex, since, '+inf', 'WITHSCORES');
-    const ids: string[] = [];
-    const seen: number[] = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      ids.push(flat[i]);
-      seen.push(Number(flat[i + 1]));
-    }
-    if (ids.length === 0) return [];
-    const rows = await this.redis.mget(...ids.map((id) => this.k.hub(id)));
-    return ids.map((id, i) => {
-      const live = rows[i] ? (JSON.parse(rows[i]!) as HubInfo & { last_seen: number }) : undefined;
-      return live
-        ? { ...live, hub_id: id, alive: true, last_seen: live.last_seen }
-        : { hub_id: id, url: '', started_at: 0, workers: 0, free_lanes: 0, alive: false, last_seen: seen[i] };
+  setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {
+    return unavailableOnError(async () => {
+      await this.redis.set(this.k.session(sessionId), hubId, 'PX', Math.max(1, Math.round(ttlS * 1000)));
     });
   }
 
-  async removeHub(hubId: string): Promise<void> {
-    await this.redis.del(this.k.hub(hubId));
+  getSessionOwner(sessionId: string): Promise<string | undefined> {
+    return unavailableOnError(async () => {
+      return (await this.redis.get(this.k.session(sessionId))) ?? undefined;
+    });
   }
 
-  async ping(): Promise<void> {
-    await this.redis.ping();
+  deleteSession(sessionId: string): Promise<void> {
+    return unavailableOnError(async () => {
+      await this.redis.del(this.k.session(sessionId));
+    });
+  }
+
+  heartbeatHub(info: HubInfo, ttlS: number, now: number): Promise<void> {
+    return unavailableOnError(async () => {
+      await this.redis
+        .multi()
+        .set(this.k.hub(info.hub_id), JSON.stringify({ ...info, last_seen: now }), 'PX', Math.max(1, Math.round(ttlS * 1000)))
+        .zadd(this.k.hubsIndex, now, info.hub_id)
+        .exec();
+    });
+  }
+
+  listHubs(now: number, recentS: number): Promise<HubRow[]> {
+    return unavailableOnError(async () => {
+      const since = now - recentS * 1000;
+      await this.redis.zremrangebyscore(this.k.hubsIndex, '-inf', `(${now - HUB_HISTORY_S * 1000}`);
+      const flat = await this.redis.zrangebyscore(this.k.hubsIndex, since, '+inf', 'WITHSCORES');
+      const ids: string[] = [];
+      const seen: number[] = [];
+      for (let i = 0; i < flat.length; i += 2) {
+        ids.push(flat[i]);
+        seen.push(Number(flat[i + 1]));
+      }
+      if (ids.length === 0) return [];
+      const rows = await this.redis.mget(...ids.map((id) => this.k.hub(id)));
+      return ids.map((id, i) => {
+        const live = rows[i] ? (JSON.parse(rows[i]!) as HubInfo & { last_seen: number }) : undefined;
+        return live
+          ? { ...live, hub_id: id, alive: true, last_seen: live.last_seen }
+          : { hub_id: id, url: '', started_at: 0, workers: 0, free_lanes: 0, alive: false, last_seen: seen[i] };
+      });
+    });
+  }
+
+  removeHub(hubId: string): Promise<void> {
+    return unavailableOnError(async () => {
+      await this.redis.del(this.k.hub(hubId));
+    });
+  }
+
+  ping(): Promise<void> {
+    return unavailableOnError(async () => {
+      await this.redis.ping();
+    });
   }
 
   async close(): Promise<void> {

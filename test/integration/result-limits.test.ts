@@ -1,0 +1,182 @@
+// Results a hub cannot take as sent (issue 16, reproductions 3 and 4): a frame over the link's
+// limit is answered `result_refused`, not a dropped link, and the worker reports the job failed
+// instead; text Postgres cannot store (NUL, lone surrogates) is replaced so a succeeded job is
+// stored as succeeded; a result the database refuses is reported, and the worker gives up after
+// a bound. Real Postgres and Redis; the big results come from a lane that returns what the test
+// says (Chrome's own path is test/e2e/result-limits.test.ts).
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
+import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
+import { MAX_FRAME_BYTES, encode } from '../../hub-core/src/wire/protocol.ts';
+import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
+import { WorkerAgent } from '../../worker-agent/src/agent.ts';
+import type { JobOutcome, Lane } from '../../worker-agent/src/lanes/lane.ts';
+import { AGENT_DATA_DIR, nextLanIp } from '../harness/agents.ts';
+import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
+import { json, post } from '../harness/http.ts';
+import { waitFor } from '../harness/processes.ts';
+import { rawLink } from '../harness/raw-link.ts';
+import { requireServices } from '../harness/services.ts';
+
+const run = requireServices(['postgres', 'redis']);
+
+/** A lane whose sleep job returns `outcomes[ms]` (else a small success): the worker's own result, as big or odd as a page could make it. */
+class ScriptedLane implements Lane {
+  readonly viewUrl = null;
+  constructor(
+    readonly index: number,
+    private readonly outcomes: Map<number, JobOutcome>,
+  ) {}
+  async start() {}
+  async runJob(job: RunnableJob): Promise<JobOutcome> {
+    return (job.kind === 'sleep' ? this.outcomes.get(job.spec.ms) : undefined) ?? { status: 'succeeded', result: { ok: true } };
+  }
+  async openSession() {}
+  async sessionCommand(): Promise<unknown> {
+    return null;
+  }
+  async closeSession() {}
+  async stop() {}
+}
+
+describe.skipIf(!run)('results a hub cannot take as sent', () => {
+  let h: TestHub;
+  let drop: () => Promise<void>;
+  let store: JobStore;
+  const waitJob = (id: string) =>
+    waitFor(`job ${id} ends`, async () => {
+      const j = await fetch(`${h.url}/jobs/${id}`).then(json);
+      return ['succeeded', 'failed', 'canceled'].includes(j.status) ? j : undefined;
+    }, 30_000);
+
+  beforeAll(async () => {
+    const b = await realBackends();
+    drop = b.drop;
+    store = await openJobStore({ databaseUrl: b.env.DATABASE_URL });
+    h = await startTestHub({ ...b.env, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_ASSIGN_WAIT_S: '5' });
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await store?.close();
+    await drop?.();
+  });
+
+  it('a frame over the limit gets result_refused naming the job; the link stays up and the next job runs', async () => {
+    const { ws, frames } = await rawLink(h.url, 'w-big-frame');
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    const assign = await waitFor('assign', async () => frames.find((f) => f.type === 'assign' && f.job_id === job.id));
+    ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'succeeded', result: 'x'.repeat(MAX_FRAME_BYTES + 1024) }));
+    const refused = await waitFor('result_refused', async () => frames.find((f) => f.type === 'result_refused'));
+    expect(refused).toMatchObject({ job_id: job.id, code: 'too_large', max_bytes: MAX_FRAME_BYTES });
+    expect(ws.readyState).toBe(ws.OPEN);
+    // What an agent does with it: report the job failed, which the hub stores and acks.
+    ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'failed', error: `result too large: ${refused.reason}` }));
+    await waitFor('ack', async () => frames.some((f) => f.type === 'result_ack' && f.job_id === job.id));
+    expect(await waitJob(job.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large/) });
+    const next = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    const a2 = await waitFor('second assign', async () => frames.find((f) => f.type === 'assign' && f.job_id === next.id));
+    ws.send(encode({ type: 'job_result', job_id: next.id, assignment_id: a2.assignment_id, status: 'succeeded', result: { ok: 1 } }));
+    expect((await waitJob(next.id)).status).toBe('succeeded');
+    ws.close();
+  });
+
+  it('NUL and lone surrogates in a result (values and keys) are replaced: the job is stored as succeeded, the worker acked', async () => {
+    const { ws, frames } = await rawLink(h.url, 'w-odd-text');
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    const assign = await waitFor('assign', async () => frames.find((f) => f.type === 'assign' && f.job_id === job.id));
+    const result = { text: 'a\u0000b', high: 'x\uD800', low: '\uDC00y', pair: '😀', list: ['\u0000'], ['k\u0000']: 1 };
+    ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'succeeded', result, error: 'note\u0000' }));
+    await waitFor('ack', async () => frames.some((f) => f.type === 'result_ack' && f.job_id === job.id));
+    const stored = await waitJob(job.id);
+    expect(stored.status).toBe('succeeded');
+    expect(stored.result).toEqual({ text: 'a\uFFFDb', high: 'x\uFFFD', low: '\uFFFDy', pair: '😀', list: ['\uFFFD'], ['k\uFFFD']: 1 });
+    expect(frames.some((f) => f.type === 'result_refused')).toBe(false);
+    ws.close();
+  });
+
+  it('an agent whose result is over the link limit reports failed: result too large, keeps its link, and runs the next job', async () => {
+    const outcomes = new Map<number, JobOutcome>([
+      [7, { status: 'succeeded', result: 'y'.repeat(MAX_FRAME_BYTES + 1024) }],
+      [8, { status: 'succeeded', result: { text: 'z'.repeat(300 * 1024) } }],
+      [9, { status: 'succeeded', result: 'w'.repeat(2 * 1024 * 1024) }],
+    ]);
+    const lanIp = nextLanIp();
+    const log = pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' });
+    // Caps as the options say: above the link limit, so the hub's refusal is what stops it.
+    const make = (maxResultBytes: number) =>
+      new WorkerAgent({ hubUrl: h.url, pool: { lanes: [new ScriptedLane(0, outcomes)], singleChrome: false, kinds: ['sleep'], start: async () => {}, stop: async () => {} }, lanIp, hostname: 'scripted', dataDir: AGENT_DATA_DIR, heartbeatS: 0.2, diskMaxPct: 100, log, maxResultBytes, backoff: { baseMs: 50, capMs: 200 } });
+    const agent = make(2 * MAX_FRAME_BYTES);
+    await agent.start();
+    await agent.linked;
+    const link = h.hub.localLinks.get(agent.workerId!);
+    try {
+      const big = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 7 } });
+      const failed = await waitJob(big.id);
+      expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large: frame of \d+ bytes is over the link's limit/) });
+      expect(h.hub.localLinks.get(agent.workerId!)).toBe(link); // the same link: never dropped
+      // Inline JSON over 256 KB travels as the asset result.json; the job row keeps a pointer.
+      const mid = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 8 } })).id);
+      expect(mid.status).toBe('succeeded');
+      expect(mid.result).toMatchObject({ result_asset: 'result.json' });
+      expect(mid.assets).toContain('result.json');
+      const body = await fetch(`${h.url}/jobs/${mid.id}/assets/result.json`).then(json);
+      expect(body.text).toHaveLength(300 * 1024);
+    } finally {
+      await agent.stop(0);
+    }
+    // The same agent under a 1 MB cap: its 2 MB result is refused before it is sent.
+    const capped = make(1024 * 1024);
+    await capped.start();
+    await capped.linked;
+    try {
+      const job = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 9 } })).id);
+      expect(job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large: 2\.\d MB is over PAPRIKA_MAX_RESULT_BYTES \(1\.0 MB\); its largest part is result\.json/) });
+      expect((await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } })).id)).status).toBe('succeeded');
+    } finally {
+      await capped.stop(0);
+    }
+  });
+
+  it('a result the database refuses is reported to the worker, which sends it at most 5 times and then drops it', async () => {
+    // Postgres refusing the row's data (class 22) cannot be provoked once text is sanitised:
+    // this store refuses one job's finish the way it would.
+    let refusals = 0;
+    let refusedJob = '';
+    const real = await openJobStore({ databaseUrl: h.env.DATABASE_URL });
+    const refusing = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === 'finishJob')
+          return async (id: string, args: unknown) => {
+            if (id === refusedJob) {
+              refusals++;
+              throw Object.assign(new Error('invalid input syntax for type json'), { code: '22P02' });
+            }
+            return (target.finishJob as (i: string, a: unknown) => Promise<unknown>)(id, args);
+          };
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as JobStore;
+    const h2 = await startTestHub({ ...h.env, PAPRIKA_HUB_ID: `${h.hub.config.hubId}-b`, PAPRIKA_HEARTBEAT_S: '0.1', PAPRIKA_PORT: '0' }, { store: refusing });
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const agent = new WorkerAgent({ hubUrl: h2.url, pool: { lanes: [new ScriptedLane(0, new Map())], singleChrome: false, kinds: ['sleep'], start: async () => {}, stop: async () => {} }, lanIp: nextLanIp(), hostname: 'refused', dataDir: AGENT_DATA_DIR, heartbeatS: 0.1, diskMaxPct: 100, log, backoff: { baseMs: 50, capMs: 200 } });
+    try {
+      await agent.start();
+      await agent.linked;
+      const job = await fetch(`${h2.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) }).then(json);
+      refusedJob = job.id;
+      await waitFor('the worker gives up', async () => lines.some((l) => l.includes('result dropped: the hub refused to store it')));
+      expect(refusals).toBe(5);
+      // Still linked and working: the next job is stored normally.
+      const next = await fetch(`${h2.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) }).then(json);
+      await waitFor('next job stored', async () => ((await real.getJob(next.id))?.status === 'succeeded' ? true : undefined));
+      expect(refusals).toBe(5);
+    } finally {
+      await agent.stop(0);
+      await h2.stop();
+      await real.close();
+    }
+  });
+});

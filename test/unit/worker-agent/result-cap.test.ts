@@ -1,0 +1,30 @@
+// The worker's result cap (PAPRIKA_MAX_RESULT_BYTES): inline values over 256 KB move to the
+// asset result.json, and a result still over the cap becomes `failed: result too large`
+// naming its largest part.
+import { describe, expect, it } from 'vitest';
+import { capResult, frameSize, INLINE_RESULT_MAX_BYTES } from '../../../worker-agent/src/result-cap.ts';
+
+const base = { type: 'job_result' as const, job_id: 'j', assignment_id: 'a', status: 'succeeded' as const };
+const png = (bytes: number) => ({ name: 'shot.png', content_type: 'image/png', data_base64: Buffer.alloc(bytes).toString('base64') });
+
+describe('capResult', () => {
+  it('leaves a small result alone', () => {
+    const r = { ...base, result: { title: 'ok' }, assets: [png(1000)] };
+    expect(capResult(r, 1024 * 1024)).toBe(r);
+  });
+
+  it('moves an inline value over 256 KB to result.json and keeps a pointer', () => {
+    const value = { text: 'x'.repeat(INLINE_RESULT_MAX_BYTES) };
+    const out = capResult({ ...base, result: value }, 8 * 1024 * 1024);
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    expect(out).toMatchObject({ status: 'succeeded', result: { result_asset: 'result.json', bytes } });
+    const asset = out.assets!.find((a) => a.name === 'result.json')!;
+    expect(JSON.parse(Buffer.from(asset.data_base64, 'base64').toString('utf8'))).toEqual(value);
+  });
+
+  it('fails a result over the cap, naming the screenshot, with no value or assets', () => {
+    const out = capResult({ ...base, result: { ok: true }, assets: [png(3 * 1024 * 1024)] }, 2 * 1024 * 1024);
+    expect(out).toEqual({ ...base, status: 'failed', error: expect.stringMatching(/^result too large: 4\.0 MB is over PAPRIKA_MAX_RESULT_BYTES \(2\.0 MB\); its largest part is shot\.png \(3\.0 MB\): take a smaller screenshot/) });
+    expect(frameSize(out)).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,42 @@
+// A result's size is decided by the worker, before it is sent (PAPRIKA_MAX_RESULT_BYTES): an
+// inline value over 256 KB travels as the asset `result.json`, and a result still over the cap
+// becomes `failed: result too large`, naming its largest part. A 40 MB result once made the
+// hub drop the link, and the worker re-sent it after every re-link, forever.
+import { encode, type WorkerMessageBody } from 'paprika/wire';
+
+type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
+
+/** Inline JSON past this goes to an asset: job rows and lists stay small. */
+export const INLINE_RESULT_MAX_BYTES = 256 * 1024;
+export const RESULT_ASSET = 'result.json';
+
+export function frameSize(msg: WorkerMessageBody): number {
+  return Buffer.byteLength(encode(msg), 'utf8');
+}
+
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+
+/** The result as it may be sent: unchanged, its value moved to an asset, or `failed: result too large`. */
+export function capResult(r: JobResult, maxBytes: number): JobResult {
+  let out = r;
+  if (r.result !== undefined && r.result !== null) {
+    const json = JSON.stringify(r.result);
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > INLINE_RESULT_MAX_BYTES) {
+      const asset = { name: RESULT_ASSET, content_type: 'application/json', data_base64: Buffer.from(json, 'utf8').toString('base64') };
+      out = { ...r, result: { result_asset: RESULT_ASSET, bytes }, assets: [...(r.assets ?? []).filter((a) => a.name !== RESULT_ASSET), asset] };
+    }
+  }
+  const size = frameSize(out);
+  if (size <= maxBytes) return out;
+  const parts = (out.assets ?? []).map((a) => ({ name: a.name, bytes: Math.floor((a.data_base64.length * 3) / 4) }));
+  const largest = parts.sort((a, b) => b.bytes - a.bytes)[0];
+  const what = largest ? `; its largest part is ${largest.name} (${mb(largest.bytes)})${largest.name.endsWith('.png') ? ': take a smaller screenshot (no full_page, or a smaller viewport)' : ''}` : '';
+  return {
+    type: 'job_result',
+    job_id: r.job_id,
+    assignment_id: r.assignment_id,
+    status: 'failed',
+    error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)})${what}`,
+  };
+}
