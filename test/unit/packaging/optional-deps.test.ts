@@ -11,7 +11,7 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 function importersOf(pkg: string, dirs: string[]): string[] {
   const pattern = `(from|import\\() *['"]${pkg}['"]`;
   try {
-    return execFileSync('grep', ['-rlE', pattern, '--include=*.ts', '--include=*.tsx', '--include=*.mjs', ...dirs], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('grep', ['-rlE', pattern, '--exclude-dir=node_modules', '--include=*.ts', '--include=*.tsx', '--include=*.mjs', ...dirs], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').filter(Boolean);
   } catch {
     return []; // grep exits 1 when nothing matches
   }
