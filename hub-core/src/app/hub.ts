@@ -137,6 +137,7 @@ export class Hub {
       jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers },
       sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
+      history: { history: store.history, now: () => clock.now() },
       admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
       links: this.links,
       adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },

@@ -38,6 +38,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'POST /admin/workers/:id/lanes/:index/view': { group: 'admin' },
   'GET /admin/hubs': { group: 'admin' },
   'GET /admin/stats': { group: 'admin' },
+  'GET /admin/stats/history': { group: 'admin' },
   'GET /admin/config': { group: 'admin' },
   'GET /admin/audit': { group: 'admin' },
   'GET /admin/events': { group: 'admin', ws: true },

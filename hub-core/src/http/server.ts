@@ -16,6 +16,7 @@ import { bodyTimeout } from './body-timeout.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
+import { adminHistoryRoutes, type HistoryRouteDeps } from './routes/admin-history.ts';
 import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
 import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
@@ -59,6 +60,7 @@ export interface HttpDeps {
   sessions: SessionRouteDeps;
   workers: WorkerRouteDeps;
   admin: AdminRouteDeps;
+  history: HistoryRouteDeps;
   links: SocketRouteDeps['links'];
   adminEvents: AdminEventDeps;
 }
@@ -138,6 +140,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(jobRoutes(deps.jobs));
   await app.register(sessionRoutes(deps.sessions));
   await app.register(workerRoutes(deps.workers));
+  await app.register(adminHistoryRoutes(deps.history));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
   routeUpgradesThroughFastify(app);

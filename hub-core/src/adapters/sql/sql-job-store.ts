@@ -5,6 +5,7 @@ import { migrate } from './migrate.ts';
 import { pgClient } from './pg-client.ts';
 import { pgliteClient } from './pglite-client.ts';
 import { SqlCredentialStore } from './sql-credential-store.ts';
+import { SqlFleetHistory } from './sql-fleet-history.ts';
 import type { SqlClient } from './sql-client.ts';
 import { SQL } from './statements.ts';
 
@@ -13,8 +14,10 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 
 export class SqlJobStore implements JobStore {
   readonly credentials: SqlCredentialStore;
+  readonly history: SqlFleetHistory;
   constructor(readonly db: SqlClient) {
     this.credentials = new SqlCredentialStore(db);
+    this.history = new SqlFleetHistory(db);
   }
 
   async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {

@@ -1,0 +1,12 @@
+-- The charts' history: each hub writes its queue and capacity sample every few seconds, and
+-- GET /admin/stats/history buckets them (with the finished jobs) for 15 min, 1 h or 24 h.
+-- Values are fleet-wide, so several hubs write near-copies; the buckets take max/avg.
+CREATE TABLE IF NOT EXISTS fleet_samples (
+  at              timestamptz NOT NULL,
+  hub_id          text NOT NULL,
+  queued          integer NOT NULL,
+  oldest_queued_s double precision,
+  in_flight       integer NOT NULL,
+  capacity        integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fleet_samples_at ON fleet_samples (at);
