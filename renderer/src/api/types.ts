@@ -83,6 +83,23 @@ export interface StatsResponse {
   as_of: string;
 }
 
+/** GET /admin/stats/history: one range, bucketed by the hub in Postgres. Null: no sample in that bucket. */
+export interface StatsHistory {
+  range: string;
+  bucket_s: number;
+  from: string;
+  to: string;
+  buckets: Array<{
+    t: string;
+    succeeded: number;
+    failed: number;
+    queued: number | null;
+    oldest_queued_s: number | null;
+    in_flight: number | null;
+    capacity: number | null;
+  }>;
+}
+
 export type AdminEvent =
   | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; capacity?: Capacity | null; as_of: string; stale: boolean }
   | { type: 'job'; job: JobSummary }

@@ -7,6 +7,8 @@ import { needsConfirm } from '../model/worker-table.ts';
 import { connectionStore } from '../stores/connection.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
+import { chartsStore } from '../stores/charts.ts';
+import type { ChartRange } from '../model/chart-data.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
 
@@ -23,6 +25,11 @@ export class ConsoleActions {
   ) {
     // A live delta is a summary: an open job that ends is fetched whole (result, assets).
     feed.onOpenJobEnded = (id) => void this.openJob(id);
+  }
+
+  setChartRange(range: ChartRange): void {
+    chartsStore.getState().setRange(range);
+    void this.feed.pollHistory();
   }
 
   loadMoreJobs(): Promise<void> {
