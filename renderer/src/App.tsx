@@ -9,6 +9,9 @@ import { TokenPrompt } from './components/TokenPrompt.tsx';
 import { desktopBridge } from './live/desktop-bridge.ts';
 import { tokenToAsk } from './model/hub-tokens.ts';
 import { connectionStore } from './stores/connection.ts';
+import { useActions } from './components/console-context.ts';
+import { jobsRouteHash, parseRoute } from './model/view-route.ts';
+import { jobsStore } from './stores/jobs.ts';
 import { ChartsView } from './views/ChartsView.tsx';
 import { HubsView } from './views/HubsView.tsx';
 import { JobsView } from './views/JobsView.tsx';
@@ -18,8 +21,8 @@ const VIEWS = ['workers', 'hubs', 'jobs', 'charts'] as const;
 type View = (typeof VIEWS)[number];
 
 function viewFromHash(): View {
-  const h = location.hash.replace(/^#\/?/, '');
-  return (VIEWS as readonly string[]).includes(h) ? (h as View) : 'workers';
+  const { view } = parseRoute(location.hash);
+  return (VIEWS as readonly string[]).includes(view) ? (view as View) : 'workers';
 }
 
 export function App() {
@@ -31,11 +34,18 @@ export function App() {
   const config = useStore(connectionStore, (s) => s.config);
   const hubUrl = useStore(connectionStore, (s) => s.hubUrl);
 
+  const actions = useActions();
+  // The Jobs tab goes back to the list as it was left (its filter and open job).
+  const jobsHref = useStore(jobsStore, (s) => jobsRouteHash({ statusFilter: s.statusFilter, search: s.search, jobId: s.selectedId }));
   useEffect(() => {
-    const on = () => setView(viewFromHash());
+    actions.applyRoute(location.hash);
+    const on = () => {
+      setView(viewFromHash());
+      actions.applyRoute(location.hash);
+    };
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
-  }, []);
+  }, [actions]);
 
   return (
     <div className="app">
@@ -45,7 +55,7 @@ export function App() {
         </div>
         <nav className="tabs">
           {VIEWS.map((v) => (
-            <a key={v} href={`#/${v}`} className={v === view ? 'tab active' : 'tab'} data-testid={`tab-${v}`}>
+            <a key={v} href={v === 'jobs' ? jobsHref : `#/${v}`} className={v === view ? 'tab active' : 'tab'} data-testid={`tab-${v}`}>
               {v}
             </a>
           ))}

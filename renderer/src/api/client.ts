@@ -92,6 +92,8 @@ export function createApiClient(opts: ApiClientOptions) {
     },
     job: (id: string) => json<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
     cancelJob: (id: string) => json<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
+    /** A new job that runs the earlier one's kind and spec again (the hub resolves it). */
+    rerunJob: (id: string) => json<Job>('POST', '/jobs', { kind: 'rerun', spec: { job_id: id } }),
     /** Fetched as a blob (not a bare <img src>) so the bearer token travels with it. */
     assetBlob: async (id: string, name: string) => (await request('GET', `/jobs/${encodeURIComponent(id)}/assets/${encodeURIComponent(name)}`)).blob(),
     eventsUrl: (origin: string) => {

@@ -9,6 +9,7 @@ import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
 import { chartsStore } from '../stores/charts.ts';
 import type { ChartRange } from '../model/chart-data.ts';
+import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
 
@@ -70,8 +71,28 @@ export class ConsoleActions {
     }
   }
 
+  /** A pasted or shared address: the Jobs view takes its filter and open job from it. */
+  applyRoute(hash: string): void {
+    const { view, params } = parseRoute(hash);
+    if (view !== 'jobs') return;
+    const r = jobsRouteFrom(params, null);
+    const s = jobsStore.getState();
+    if (r.statusFilter !== s.statusFilter || r.search !== s.search) this.setJobFilter({ statusFilter: r.statusFilter, search: r.search });
+    if (r.jobId && r.jobId !== s.selectedId) void this.openJob(r.jobId);
+    else if (!r.jobId && s.selectedId) this.closeJob();
+  }
+
+  /** The address follows the Jobs view's filter and open job (replaced, not pushed: no history spam). */
+  private syncJobsUrl(): void {
+    if (parseRoute(location.hash).view !== 'jobs') return;
+    const s = jobsStore.getState();
+    const hash = jobsRouteHash({ statusFilter: s.statusFilter, search: s.search, jobId: s.selectedId });
+    if (hash !== location.hash) history.replaceState(null, '', hash);
+  }
+
   async openJob(id: string): Promise<void> {
     jobsStore.getState().select(id);
+    this.syncJobsUrl();
     try {
       const job = await this.client.job(id);
       if (jobsStore.getState().selectedId !== id) return;
@@ -101,6 +122,7 @@ export class ConsoleActions {
 
   closeJob(): void {
     jobsStore.getState().select(null);
+    this.syncJobsUrl();
   }
 
   async cancelJob(id: string): Promise<void> {
@@ -112,6 +134,39 @@ export class ConsoleActions {
     }
   }
 
+  /** After one confirmation: cancel these jobs, a few at a time; says how many the hub canceled. */
+  async cancelJobs(ids: string[]): Promise<void> {
+    let canceled = 0;
+    const failures: string[] = [];
+    const queue = [...ids];
+    const worker = async () => {
+      for (let id = queue.shift(); id; id = queue.shift()) {
+        try {
+          const job = await this.client.cancelJob(id);
+          jobsStore.getState().applyJob(job);
+          if (job.status === 'canceled') canceled++;
+        } catch (err) {
+          this.noteRefused(err);
+          failures.push(`${id.slice(0, 8)}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    jobsStore.getState().setBulkNote(`Canceled ${canceled} of ${ids.length} queued job${ids.length === 1 ? '' : 's'}${failures.length ? ` — not canceled: ${failures.slice(0, 3).join('; ')}${failures.length > 3 ? '…' : ''}` : ''}.`);
+  }
+
+  /** Runs the job's kind and spec again as a new job, and opens it. */
+  async rerunJob(id: string): Promise<void> {
+    try {
+      const job = await this.client.rerunJob(id);
+      jobsStore.getState().applyJob(job);
+      await this.openJob(job.id);
+    } catch (err) {
+      this.noteRefused(err);
+      jobsStore.getState().setDetail(jobsStore.getState().detail, `Rerun refused: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   /** The operator asked for a job and /jobs refused the token: ask for the API token. */
   private noteRefused(err: unknown): void {
     if (err instanceof ApiError && err.unauthorized) connectionStore.getState().apiRefused(err.message, true);
@@ -120,6 +175,7 @@ export class ConsoleActions {
   setJobFilter(patch: { statusFilter?: string; search?: string }): void {
     const before = jobsStore.getState().statusFilter;
     jobsStore.getState().setFilter(patch);
+    this.syncJobsUrl();
     if (patch.statusFilter !== undefined && patch.statusFilter !== before) void this.feed.pollJobs();
   }
 
