@@ -17,6 +17,7 @@ import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
 import { adminHistoryRoutes, type HistoryRouteDeps } from './routes/admin-history.ts';
+import { adminQueueRoutes, type QueueRouteDeps } from './routes/admin-queue.ts';
 import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
 import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
@@ -61,6 +62,7 @@ export interface HttpDeps {
   workers: WorkerRouteDeps;
   admin: AdminRouteDeps;
   history: HistoryRouteDeps;
+  queue: QueueRouteDeps;
   links: SocketRouteDeps['links'];
   adminEvents: AdminEventDeps;
 }
@@ -141,6 +143,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(sessionRoutes(deps.sessions));
   await app.register(workerRoutes(deps.workers));
   await app.register(adminHistoryRoutes(deps.history));
+  await app.register(adminQueueRoutes(deps.queue));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
   routeUpgradesThroughFastify(app);
