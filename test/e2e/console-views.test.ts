@@ -87,6 +87,99 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('console views at operator screen size
     }
   }
 
+  const jobRow = (id: string) => page.locator(`[data-testid="job-row"][data-job-id="${id}"]`);
+  const jobStatus = async (id: string) => ((await (await fetch(`${hub.url}/jobs/${id}`)).json()) as { status: string }).status;
+  const pollStatus = (id: string, want: string) => expect.poll(() => jobStatus(id), { timeout: 10_000 }).toBe(want);
+
+  it('keeps the jobs filter in the address: a shared link shows the same list', async () => {
+    await page.setViewportSize(SIZES[0]);
+    await page.goto(`${hub.url}/#/jobs`);
+    await page.click('[data-testid="count-failed"]');
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe('#/jobs?status=failed');
+    await page.fill('input.search', 'sleep');
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe('#/jobs?status=failed&q=sleep');
+    const shared = await browser.newPage({ viewport: SIZES[1] });
+    try {
+      await shared.goto(`${hub.url}/#/jobs?status=failed&q=sleep`);
+      await shared.locator('[data-testid="job-row"]').first().waitFor({ timeout: 10_000 });
+      expect(await shared.locator('[data-testid="count-failed"]').getAttribute('class')).toContain('on');
+      expect(await shared.inputValue('input.search')).toBe('sleep');
+      const statuses = await shared.locator('[data-testid="job-row"] .pill').allTextContents();
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(new Set(statuses)).toEqual(new Set(['failed']));
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('reruns a job from its detail pane, and the address names the open job', async () => {
+    await page.goto(`${hub.url}/#/jobs?status=succeeded`);
+    const first = page.locator('[data-testid="job-row"]').first();
+    await first.waitFor({ timeout: 10_000 });
+    const sourceId = (await first.getAttribute('data-job-id'))!;
+    await first.click();
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe(`#/jobs?status=succeeded&job=${sourceId}`);
+    await page.click('[data-testid="job-rerun"]');
+    await expect.poll(() => page.locator('[data-testid="job-detail"] h2').textContent(), { timeout: 10_000 }).not.toBe(sourceId);
+    const newId = (await page.locator('[data-testid="job-detail"] h2').textContent())!;
+    await pollStatus(newId, 'succeeded');
+    const rerun = (await (await fetch(`${hub.url}/jobs/${newId}`)).json()) as { kind: string; spec: { job_id: string } };
+    expect(rerun).toMatchObject({ kind: 'rerun', spec: { job_id: sourceId } });
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: path.join(ARTIFACTS, `jobs-detail-${size.width}x${size.height}.png`) });
+      expect(await findOverflows(page)).toEqual([]);
+    }
+  });
+
+  it('asks before cancelling a running job, and does nothing when told no', async () => {
+    await page.setViewportSize(SIZES[0]);
+    const { id } = await submit(hub.url, { kind: 'sleep', spec: { ms: 60_000 } });
+    await pollStatus(id, 'running');
+    await page.goto(`${hub.url}/#/jobs?job=${id}`);
+    await expect.poll(() => page.locator('[data-testid="job-detail"] .facts .pill').textContent(), { timeout: 10_000 }).toBe('running');
+    await page.click('[data-testid="job-cancel"]');
+    await page.locator('[data-testid="confirm-dialog"]').waitFor();
+    await page.click('[data-testid="confirm-no"]');
+    expect(await page.locator('[data-testid="confirm-dialog"]').count()).toBe(0);
+    expect(await jobStatus(id)).toBe('running');
+    await page.click('[data-testid="job-cancel"]');
+    await page.click('[data-testid="confirm-yes"]');
+    await pollStatus(id, 'canceled');
+  });
+
+  it('with every worker drained and jobs queued, the queue panel names the filter excluding each worker; the queued jobs cancel in bulk with one confirmation', async () => {
+    const ids = agents.agents.map((a) => a.workerId);
+    for (const id of ids) {
+      const res = await fetch(`${hub.url}/admin/workers/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
+      expect(res.status).toBe(200);
+    }
+    const queued = await Promise.all([0, 1, 2].map(() => submit(hub.url, { kind: 'sleep', spec: { ms: 10 } })));
+    for (const q of queued) expect(await jobStatus(q.id)).toBe('queued');
+    await page.goto(`${hub.url}/#/jobs?status=queued`);
+    const verdict = (id: string) => page.locator(`[data-testid="queue-verdict"][data-worker-id="${id}"]`);
+    for (const id of ids) await expect.poll(() => verdict(id).getAttribute('data-excluded-by'), { timeout: 10_000 }).toBe('drain');
+    expect(await page.locator('[data-testid="queue-panel"] summary').textContent()).toContain('no worker takes work now');
+    expect(await page.locator('[data-testid="queue-by-kind"] tbody tr').allTextContents()).toEqual([expect.stringMatching(/^sleep3/)]);
+    // One worker on standby instead: the panel says standby for it, drain for the others.
+    await fetch(`${hub.url}/admin/workers/${ids[0]}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'standby' }) });
+    await expect.poll(() => verdict(ids[0]).getAttribute('data-excluded-by'), { timeout: 10_000 }).toBe('standby');
+    expect(await verdict(ids[1]).getAttribute('data-excluded-by')).toBe('drain');
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      expect(await findOverflows(page)).toEqual([]);
+      await page.screenshot({ path: path.join(ARTIFACTS, `jobs-queue-${size.width}x${size.height}.png`) });
+    }
+    await page.locator('[data-testid="job-row"]').first().waitFor();
+    await expect.poll(() => page.locator('[data-testid="jobs-cancel-queued"]').textContent(), { timeout: 10_000 }).toContain('Cancel 3 queued');
+    await page.click('[data-testid="jobs-cancel-queued"]');
+    expect(await page.locator('[data-testid="confirm-dialog"] h2').textContent()).toBe('Cancel 3 queued jobs?');
+    await page.click('[data-testid="confirm-yes"]');
+    for (const q of queued) await pollStatus(q.id, 'canceled');
+    await expect.poll(() => page.locator('[data-testid="jobs-bulk-note"]').textContent()).toContain('Canceled 3 of 3');
+    for (const id of ids) await fetch(`${hub.url}/admin/workers/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'active' }) });
+  });
+
   it('left no page errors', () => {
     expect(pageErrors).toEqual([]);
   });

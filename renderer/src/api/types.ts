@@ -100,6 +100,26 @@ export interface StatsHistory {
   }>;
 }
 
+/** One worker's verdict from the hub's scheduler filter; excluded_by null: it takes work now. */
+export interface PlacementVerdict {
+  worker_id: string;
+  hub_id: string | null;
+  excluded_by: string | null;
+  reason: string;
+  free_lanes: number;
+}
+
+/** GET /admin/queue: what waits, and why (the verdicts are the hub's, not the console's). */
+export interface QueueResponse {
+  queued: number;
+  by_kind: Array<{ kind: string; queued: number; oldest_age_s: number }>;
+  oldest: { id: string; kind: string; created_at: string; age_s: number } | null;
+  verdicts: PlacementVerdict[];
+  candidates: number;
+  as_of: string;
+  stale: boolean;
+}
+
 export type AdminEvent =
   | { type: 'snapshot'; workers: Worker[]; hubs: HubInfo[]; counts: JobCounts; capacity?: Capacity | null; as_of: string; stale: boolean }
   | { type: 'job'; job: JobSummary }

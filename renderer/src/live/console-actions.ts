@@ -8,10 +8,13 @@ import { connectionStore } from '../stores/connection.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
 import { chartsStore } from '../stores/charts.ts';
+import { queueStore } from '../stores/queue.ts';
 import type { ChartRange } from '../model/chart-data.ts';
 import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
+
+const QUEUE_MS = 2000;
 
 export interface PendingConfirm {
   workerId: string;
@@ -26,6 +29,25 @@ export class ConsoleActions {
   ) {
     // A live delta is a summary: an open job that ends is fetched whole (result, assets).
     feed.onOpenJobEnded = (id) => void this.openJob(id);
+  }
+
+  /** While a queue panel is shown: ask the hub every QUEUE_MS. Returns the stop function. */
+  watchQueue(): () => void {
+    let stopped = false;
+    const once = async () => {
+      try {
+        const q = await this.client.queue();
+        if (!stopped) queueStore.getState().setQueue(q);
+      } catch (err) {
+        if (!stopped) queueStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    const timer = setInterval(() => void once(), QUEUE_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
   }
 
   setChartRange(range: ChartRange): void {

@@ -4,6 +4,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { useStore } from 'zustand';
 import { useActions } from '../components/console-context.ts';
 import { JobDetail } from '../components/JobDetail.tsx';
+import { QueuePanel } from '../components/QueuePanel.tsx';
 import { useNow } from '../components/use-now.ts';
 import { filterJobs } from '../model/job-list.ts';
 import { ageText } from '../model/time-format.ts';
@@ -45,6 +46,7 @@ export function JobsView() {
         ))}
         <input className="search" type="search" placeholder="Filter by id, kind, worker, error…" value={search} onChange={(e) => actions.setJobFilter({ search: e.target.value })} />
       </div>
+      <QueuePanel />
       {(queuedShown.length > 0 || bulkNote) && (
         <div className="toolbar">
           {queuedShown.length > 0 && (
@@ -94,8 +96,8 @@ export function JobsView() {
                 <th>Kind</th>
                 <th>Status</th>
                 <th>Worker</th>
-                <th className="num">Lane</th>
-                <th className="num">Attempts</th>
+                <th className="num opt">Lane</th>
+                <th className="num opt">Attempts</th>
                 <th>Created</th>
                 <th>Error</th>
               </tr>
@@ -118,8 +120,8 @@ export function JobsView() {
                     <span className={`pill js-${j.status}`}>{j.status}</span>
                   </td>
                   <td className="mono">{j.worker_id ?? '—'}</td>
-                  <td className="num">{j.lane ?? '—'}</td>
-                  <td className="num">{j.attempts}</td>
+                  <td className="num opt">{j.lane ?? '—'}</td>
+                  <td className="num opt">{j.attempts}</td>
                   <td title={j.created_at}>{ageText(j.created_at, now)} ago</td>
                   <td className="err-cell" title={j.error ?? ''}>
                     {j.error ?? ''}
