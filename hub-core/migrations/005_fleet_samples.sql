@@ -10,3 +10,7 @@ CREATE TABLE IF NOT EXISTS fleet_samples (
   capacity        integer NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fleet_samples_at ON fleet_samples (at);
+
+-- The console's worker drawer: a worker's last jobs, and the audit entries about it.
+CREATE INDEX IF NOT EXISTS jobs_worker_created ON jobs (worker_id, created_at DESC) WHERE worker_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS audit_log_target ON audit_log (target, id DESC);

@@ -180,6 +180,36 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('console views at operator screen size
     for (const id of ids) await fetch(`${hub.url}/admin/workers/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'active' }) });
   });
 
+  it('opens a worker drawer: verdict now, lanes, sparklines, kinds, version, status changes with the old status, last jobs', async () => {
+    const id = agents.agents[0].workerId;
+    await page.setViewportSize(SIZES[0]);
+    await page.goto(`${hub.url}/#/workers`);
+    await page.locator(`[data-testid="worker-row"][data-worker-id="${id}"] [data-testid="worker-open"]`).click();
+    const drawer = page.locator(`[data-testid="worker-drawer"][data-worker-id="${id}"]`);
+    await drawer.locator('[data-testid="drawer-verdict"]').waitFor({ timeout: 10_000 });
+    expect(await drawer.locator('[data-testid="drawer-verdict"]').getAttribute('data-excluded-by')).toBe('');
+    // The previous test moved it active → drain → standby → active: each entry names the old status.
+    await expect.poll(() => drawer.locator('[data-testid="drawer-audit"] li').allTextContents(), { timeout: 10_000 }).toEqual([
+      expect.stringContaining('standby → active'),
+      expect.stringContaining('drain → standby'),
+      expect.stringContaining('active → drain'),
+    ]);
+    expect(await drawer.locator('[data-testid="drawer-kinds"]').textContent()).toContain('sleep');
+    expect(await drawer.locator('[data-testid="drawer-jobs"] tr').count()).toBeGreaterThan(0);
+    for (const k of ['disk', 'cpu', 'mem']) await drawer.locator(`[data-testid="spark-${k}"] polyline`).waitFor({ state: "attached", timeout: 10_000 });
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: path.join(ARTIFACTS, `worker-drawer-${size.width}x${size.height}.png`) });
+      expect(await findOverflows(page)).toEqual([]);
+    }
+    const get = (p: string) => fetch(`${hub.url}${p}`);
+    expect([400, 404]).toContain((await get(`/admin/workers/${"a".repeat(200)}/detail`)).status);
+    expect([400, 404]).toContain((await get(`/admin/workers/a%2F..%2Fb/detail`)).status);
+    expect((await get(`/admin/workers/${id}/detail?x=1`)).status).toBe(400);
+    const nobody = (await (await get('/admin/workers/nobody/detail')).json()) as { worker: unknown; verdict: unknown; jobs: unknown[] };
+    expect(nobody).toMatchObject({ worker: null, verdict: null, jobs: [] });
+  });
+
   it('left no page errors', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -139,6 +139,7 @@ export class Hub {
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
       history: { history: store.history, now: () => clock.now() },
       queue: { history: store.history, fleet: this.fleetView, pick: config, now: () => clock.now() },
+      workerDetail: { record: store.workerRecord, fleet: this.fleetView, vitals: this.stats.vitals, pick: config, now: () => clock.now() },
       admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
       links: this.links,
       adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },

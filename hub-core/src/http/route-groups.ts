@@ -40,6 +40,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'GET /admin/stats': { group: 'admin' },
   'GET /admin/stats/history': { group: 'admin' },
   'GET /admin/queue': { group: 'admin' },
+  'GET /admin/workers/:id/detail': { group: 'admin' },
   'GET /admin/config': { group: 'admin' },
   'GET /admin/audit': { group: 'admin' },
   'GET /admin/events': { group: 'admin', ws: true },

@@ -9,6 +9,7 @@ import type { JobStore } from '../ports/job-store.ts';
 import type { FleetViewReader } from './fleet-view.ts';
 import type { JobService } from './job-service.ts';
 import type { HubMetrics } from './metrics.ts';
+import { WorkerVitals } from './worker-vitals.ts';
 
 export interface StatsPoint {
   t: number;
@@ -29,6 +30,8 @@ export class StatsSampler {
   /** The last sample's capacity and why the excluded workers are out. */
   latest: (CapacitySummary & { queued: number }) | undefined;
   private recorded = 0;
+  /** Disk/CPU/memory per worker over the last samples (the console's worker drawer). */
+  readonly vitals = new WorkerVitals();
 
   constructor(
     private readonly config: Config,
@@ -56,6 +59,7 @@ export class StatsSampler {
     const cfg = { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: now };
     const sum = summariseCapacity(view.workers.map((w) => ({ ...w, last_seen_ms: w.alive ? now : -Infinity })), cfg);
     this.latest = { ...sum, queued };
+    this.vitals.observe(view.workers, now);
     const point = { t: this.clock.now(), queued, in_flight: sum.in_flight, capacity: sum.capacity };
     this.series.push(point);
     while (this.series.length > 0 && this.series[0].t < point.t - KEEP_MS) this.series.shift();

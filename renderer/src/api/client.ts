@@ -1,7 +1,7 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
 import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
-import type { AdminConfig, AdminEvent, HubInfo, Job, JobPage, LaneViewGrant, QueueResponse, StatsHistory, StatsResponse, Worker, WorkersResponse } from './types.ts';
+import type { AdminConfig, AdminEvent, HubInfo, Job, JobPage, LaneViewGrant, QueueResponse, WorkerDetail, StatsHistory, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -77,6 +77,7 @@ export function createApiClient(opts: ApiClientOptions) {
     workers: () => json<WorkersResponse>('GET', '/admin/workers'),
     hubs: () => json<{ hubs: HubInfo[] }>('GET', '/admin/hubs'),
     stats: () => json<StatsResponse>('GET', '/admin/stats'),
+    workerDetail: (id: string) => json<WorkerDetail>('GET', `/admin/workers/${encodeURIComponent(id)}/detail`),
     queue: () => json<QueueResponse>('GET', '/admin/queue'),
     statsHistory: (range: string) => json<StatsHistory>('GET', `/admin/stats/history?range=${encodeURIComponent(range)}`),
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),

@@ -14,6 +14,8 @@ export interface AdminConfig {
   worker_ttl_s: number;
   heartbeat_s: number;
   statuses: string[];
+  /** What each status means, as the hub words it (tooltips). */
+  status_help?: Record<string, string>;
   job_statuses: string[];
   version: string;
 }
@@ -118,6 +120,18 @@ export interface QueueResponse {
   candidates: number;
   as_of: string;
   stale: boolean;
+}
+
+/** GET /admin/workers/:id/detail: the worker drawer. */
+export interface WorkerDetail {
+  worker_id: string;
+  worker: Worker | null;
+  verdict: PlacementVerdict | null;
+  vitals: Array<{ t: string; disk_pct: number | null; cpu_pct: number | null; mem_pct: number | null }>;
+  jobs: JobSummary[];
+  kinds_run: string[];
+  audit: Array<{ at: string; actor: string; action: string; details: unknown }>;
+  as_of: string;
 }
 
 export type AdminEvent =

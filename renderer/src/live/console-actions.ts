@@ -9,12 +9,14 @@ import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
 import { chartsStore } from '../stores/charts.ts';
 import { queueStore } from '../stores/queue.ts';
+import { workerDetailStore } from '../stores/worker-detail.ts';
 import type { ChartRange } from '../model/chart-data.ts';
 import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
 
 const QUEUE_MS = 2000;
+const WORKER_DETAIL_MS = 3000;
 
 export interface PendingConfirm {
   workerId: string;
@@ -23,6 +25,7 @@ export interface PendingConfirm {
 }
 
 export class ConsoleActions {
+  private workerTimer: ReturnType<typeof setInterval> | undefined;
   constructor(
     private readonly client: ApiClient,
     private readonly feed: LiveFeed,
@@ -48,6 +51,24 @@ export class ConsoleActions {
       stopped = true;
       clearInterval(timer);
     };
+  }
+
+  /** The worker drawer: fetched now and every WORKER_DETAIL_MS while it stays open. */
+  openWorker(id: string | null): void {
+    workerDetailStore.getState().open(id);
+    clearInterval(this.workerTimer);
+    this.workerTimer = undefined;
+    if (!id) return;
+    const once = async () => {
+      try {
+        const d = await this.client.workerDetail(id);
+        workerDetailStore.getState().setDetail(d);
+      } catch (err) {
+        if (workerDetailStore.getState().openId === id) workerDetailStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    this.workerTimer = setInterval(() => void once(), WORKER_DETAIL_MS);
   }
 
   setChartRange(range: ChartRange): void {
