@@ -5,6 +5,7 @@ import { CapacityBanner } from './components/CapacityBanner.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { DesktopSettings } from './components/DesktopSettings.tsx';
 import { HeaderSummary } from './components/HeaderSummary.tsx';
+import { HubIdent } from './components/HubIdent.tsx';
 import { TokenPrompt } from './components/TokenPrompt.tsx';
 import { desktopBridge } from './live/desktop-bridge.ts';
 import { tokenToAsk } from './model/hub-tokens.ts';
@@ -31,8 +32,6 @@ export function App() {
   const authRequired = useStore(connectionStore, (s) => s.link.authRequired);
   const apiAuth = useStore(connectionStore, (s) => s.apiAuth);
   const ask = tokenToAsk(authRequired, apiAuth);
-  const config = useStore(connectionStore, (s) => s.config);
-  const hubUrl = useStore(connectionStore, (s) => s.hubUrl);
 
   const actions = useActions();
   // The Jobs tab goes back to the list as it was left (its filter and open job).
@@ -61,8 +60,8 @@ export function App() {
           ))}
         </nav>
         <HeaderSummary />
-        <div className="hub-ident" title={hubUrl}>
-          {config ? `${config.hub_id} · v${config.version}` : hubUrl}
+        <div className="hub-ident">
+          <HubIdent />
           {desktopBridge() && (
             <button className="btn small" onClick={() => setSettingsOpen(true)}>
               Settings

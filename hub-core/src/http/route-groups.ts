@@ -15,6 +15,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'GET /': { group: 'public' },
   'GET /assets/*': { group: 'public' },
   'GET /healthz': { group: 'public' },
+  'GET /favicon.ico': { group: 'public' },
   'GET /metrics': { group: 'metrics' },
 
   'POST /jobs': { group: 'api' },
