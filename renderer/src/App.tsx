@@ -17,8 +17,9 @@ import { ChartsView } from './views/ChartsView.tsx';
 import { HubsView } from './views/HubsView.tsx';
 import { JobsView } from './views/JobsView.tsx';
 import { WorkersView } from './views/WorkersView.tsx';
+import { WallView } from './views/WallView.tsx';
 
-const VIEWS = ['workers', 'hubs', 'jobs', 'charts'] as const;
+const VIEWS = ['workers', 'wall', 'hubs', 'jobs', 'charts'] as const;
 type View = (typeof VIEWS)[number];
 
 function viewFromHash(): View {
@@ -73,6 +74,7 @@ export function App() {
       <CapacityBanner />
       <main className="content">
         {view === 'workers' && <WorkersView />}
+        {view === 'wall' && <WallView />}
         {view === 'hubs' && <HubsView />}
         {view === 'jobs' && <JobsView />}
         {view === 'charts' && <ChartsView />}

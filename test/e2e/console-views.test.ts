@@ -210,6 +210,38 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('console views at operator screen size
     expect(nobody).toMatchObject({ worker: null, verdict: null, jobs: [] });
   });
 
+  it('shows every lane on the wall with what holds it, grouped by worker, and filters it', async () => {
+    await page.setViewportSize(SIZES[0]);
+    const long = await Promise.all([0, 1, 2].map(() => submit(hub.url, { kind: 'sleep', spec: { ms: 60_000 } })));
+    for (const j of long) await pollStatus(j.id, 'running');
+    await page.goto(`${hub.url}/#/wall`);
+    await expect.poll(() => page.locator('[data-testid="lane-tile"]').count(), { timeout: 10_000 }).toBe(agents.agents.length * 2);
+    expect(await page.locator('[data-testid="wall-worker-group"]').count()).toBe(agents.agents.length);
+    for (const j of long) await expect.poll(() => page.locator(`[data-testid="lane-tile"]:has-text("sleep ${j.id.slice(0, 8)}")`).count(), { timeout: 10_000 }).toBe(1);
+    await page.selectOption('[data-testid="wall-state"]', 'busy');
+    await expect.poll(() => page.locator('[data-testid="lane-tile"]').count()).toBe(3);
+    await page.selectOption('[data-testid="wall-state"]', 'idle');
+    await expect.poll(() => page.locator('[data-testid="lane-tile"]').count()).toBe(agents.agents.length * 2 - 3);
+    await page.selectOption('[data-testid="wall-state"]', '');
+    await page.fill('[data-testid="wall-worker"]', agents.agents[0].workerId);
+    await expect.poll(() => page.locator('[data-testid="lane-tile"]').count()).toBe(2);
+    await page.fill('[data-testid="wall-worker"]', '');
+    for (const j of long) await fetch(`${hub.url}/jobs/${j.id}/cancel`, { method: 'POST' });
+  });
+
+  it('every view at 1440×900 and 1024×768: screenshot, and nothing sticks out of its container', async () => {
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      for (const view of ['workers', 'wall', 'hubs', 'jobs', 'charts']) {
+        await page.goto(`${hub.url}/#/${view}`);
+        await page.locator('.view').first().waitFor();
+        await page.waitForLoadState('networkidle').catch(() => {});
+        await page.screenshot({ path: path.join(ARTIFACTS, `view-${view}-${size.width}x${size.height}.png`) });
+        expect(await findOverflows(page), `${view} at ${size.width}`).toEqual([]);
+      }
+    }
+  });
+
   it('left no page errors', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -10,6 +10,7 @@ import { jobsStore } from '../stores/jobs.ts';
 import { chartsStore } from '../stores/charts.ts';
 import { queueStore } from '../stores/queue.ts';
 import { workerDetailStore } from '../stores/worker-detail.ts';
+import { wallStore } from '../stores/wall.ts';
 import type { ChartRange } from '../model/chart-data.ts';
 import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
@@ -17,6 +18,7 @@ import type { LiveFeed } from './live-feed.ts';
 
 const QUEUE_MS = 2000;
 const WORKER_DETAIL_MS = 3000;
+const WALL_MS = 2000;
 
 export interface PendingConfirm {
   workerId: string;
@@ -69,6 +71,26 @@ export class ConsoleActions {
     };
     void once();
     this.workerTimer = setInterval(() => void once(), WORKER_DETAIL_MS);
+  }
+
+  /** While the lane wall is shown: the running jobs every WALL_MS (kind, elapsed, deadline of each busy lane). */
+  watchRunning(): () => void {
+    let stopped = false;
+    const once = async () => {
+      try {
+        const page = await this.client.jobs({ status: 'running', limit: 1000 });
+        if (!stopped) wallStore.getState().setRunning(page.jobs);
+      } catch (err) {
+        this.noteRefused(err);
+        if (!stopped) wallStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    const timer = setInterval(() => void once(), WALL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
   }
 
   setChartRange(range: ChartRange): void {

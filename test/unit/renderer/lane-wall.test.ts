@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import type { JobSummary, Worker } from '../../../renderer/src/api/types.ts';
+import { filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
+
+const NOW = Date.parse('2026-01-01T00:01:00Z');
+const worker = (id: string, hub: string, lanes: Worker['lanes'], alive = true): Worker => ({ worker_id: id, hub_id: hub, status: 'active', alive, in_flight: 0, max_concurrent: lanes.length, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '', version: null, platform: null, lanes });
+const job = (id: string, kind: string, assigned: string, deadline: string) => ({ id, kind, status: 'running', assigned_at: assigned, deadline_at: deadline, created_at: assigned }) as unknown as JobSummary;
+
+describe('lane wall tiles', () => {
+  const workers = [
+    worker('w2', 'h1', [{ index: 0, view_url: 'http://10.0.0.2:9000/lanes/0/view', busy: true, job_id: 'j-late' }, { index: 1, view_url: null, busy: true, job_id: null }]),
+    worker('w1', 'h1', [{ index: 0, view_url: 'sim://x', busy: false, job_id: null }]),
+    worker('w3', 'h0', [{ index: 0, view_url: 'http://10.0.0.3:9000/lanes/0/view', busy: true, job_id: 'j-early' }]),
+  ];
+  const running = [job('j-late', 'macro', '2026-01-01T00:00:10Z', '2026-01-01T00:01:00Z'), job('j-early', 'fetch', '2026-01-01T00:00:50Z', '2026-01-01T00:02:30Z')];
+  const tiles = laneTiles(workers, running, NOW);
+
+  it('says what holds each lane, for how long, and turns red past 80 % of the deadline', () => {
+    const by = Object.fromEntries(tiles.map((t) => [t.key, t]));
+    expect(by['w2/0']).toMatchObject({ holder: 'job', kind: 'macro', elapsedMs: 50_000, viewable: true });
+    expect(isLate(by['w2/0'])).toBe(true);
+    expect(by['w3/0']).toMatchObject({ holder: 'job', kind: 'fetch', elapsedMs: 10_000 });
+    expect(isLate(by['w3/0'])).toBe(false);
+    expect(by['w2/1']).toMatchObject({ holder: 'session', kind: null, elapsedMs: null, viewable: false });
+    expect(by['w1/0']).toMatchObject({ holder: null, busy: false, viewable: false });
+  });
+
+  it('groups by hub, then worker, then lane; filters by hub, worker, kind and state', () => {
+    expect(groupTiles(tiles).map((g) => [g.hubId, g.workers.map((w) => [w.workerId, w.tiles.map((t) => t.lane)])])).toEqual([
+      ['h0', [['w3', [0]]]],
+      ['h1', [['w1', [0]], ['w2', [0, 1]]]],
+    ]);
+    const keys = (f: Partial<typeof emptyWallFilter>) => filterTiles(tiles, { ...emptyWallFilter, ...f }).map((t) => t.key);
+    expect(keys({ hub: 'h0' })).toEqual(['w3/0']);
+    expect(keys({ worker: 'W2' })).toEqual(['w2/0', 'w2/1']);
+    expect(keys({ kind: 'macro' })).toEqual(['w2/0']);
+    expect(keys({ state: 'idle' })).toEqual(['w1/0']);
+    expect(keys({ state: 'late' })).toEqual(['w2/0']);
+    expect(keys({ state: 'busy' })).toEqual(['w3/0', 'w2/0', 'w2/1']);
+  });
+});
