@@ -12,10 +12,9 @@ export interface LaneTile {
   viewable: boolean;
   jobId: string | null;
   kind: string | null;
-  /** ms since the job was assigned; null when no job is known. */
-  elapsedMs: number | null;
-  /** Share of the deadline used, 0..1+; null without a deadline. */
-  deadlineUsed: number | null;
+  /** When the lane's job was assigned and its deadline, epoch ms; null when no job is known. */
+  assignedMs: number | null;
+  deadlineMs: number | null;
   /** Busy without a job: a session or a CDP client holds the lane. */
   holder: 'job' | 'session' | null;
 }
@@ -33,7 +32,8 @@ export const LATE_SHARE = 0.8;
 
 const isHttp = (u: string | null) => !!u && /^https?:\/\//i.test(u);
 
-export function laneTiles(workers: readonly Worker[], running: readonly JobSummary[], now: number): LaneTile[] {
+/** Tiles do not depend on the clock (so they stay equal from one second to the next); elapsedMs and deadlineUsed do. */
+export function laneTiles(workers: readonly Worker[], running: readonly JobSummary[]): LaneTile[] {
   const byId = new Map(running.map((j) => [j.id, j]));
   const tiles: LaneTile[] = [];
   for (const w of workers) {
@@ -41,7 +41,6 @@ export function laneTiles(workers: readonly Worker[], running: readonly JobSumma
       const job = l.job_id ? byId.get(l.job_id) : undefined;
       const assigned = job?.assigned_at ? Date.parse(job.assigned_at) : NaN;
       const deadline = job?.deadline_at ? Date.parse(job.deadline_at) : NaN;
-      const elapsedMs = Number.isFinite(assigned) ? Math.max(0, now - assigned) : null;
       tiles.push({
         key: `${w.worker_id}/${l.index}`,
         hubId: w.hub_id ?? '—',
@@ -52,8 +51,8 @@ export function laneTiles(workers: readonly Worker[], running: readonly JobSumma
         viewable: isHttp(l.view_url),
         jobId: l.job_id,
         kind: job?.kind ?? null,
-        elapsedMs,
-        deadlineUsed: elapsedMs !== null && Number.isFinite(deadline) && deadline > assigned ? elapsedMs / (deadline - assigned) : null,
+        assignedMs: Number.isFinite(assigned) ? assigned : null,
+        deadlineMs: Number.isFinite(deadline) && deadline > assigned ? deadline : null,
         holder: l.busy ? (l.job_id ? 'job' : 'session') : null,
       });
     }
@@ -61,18 +60,28 @@ export function laneTiles(workers: readonly Worker[], running: readonly JobSumma
   return tiles.sort((a, b) => a.hubId.localeCompare(b.hubId) || a.workerId.localeCompare(b.workerId) || a.lane - b.lane);
 }
 
-export function isLate(t: LaneTile): boolean {
-  return t.deadlineUsed !== null && t.deadlineUsed >= LATE_SHARE;
+export function elapsedMs(t: LaneTile, now: number): number | null {
+  return t.assignedMs === null ? null : Math.max(0, now - t.assignedMs);
 }
 
-export function filterTiles(tiles: readonly LaneTile[], f: WallFilter): LaneTile[] {
+/** Share of the deadline used, 0..1+; null without a deadline. */
+export function deadlineUsed(t: LaneTile, now: number): number | null {
+  return t.assignedMs === null || t.deadlineMs === null ? null : (now - t.assignedMs) / (t.deadlineMs - t.assignedMs);
+}
+
+export function isLate(t: LaneTile, now: number): boolean {
+  const used = deadlineUsed(t, now);
+  return used !== null && used >= LATE_SHARE;
+}
+
+export function filterTiles(tiles: readonly LaneTile[], f: WallFilter, now: number): LaneTile[] {
   const worker = f.worker.trim().toLowerCase();
   return tiles.filter(
     (t) =>
       (!f.hub || t.hubId === f.hub) &&
       (!worker || t.workerId.toLowerCase().includes(worker)) &&
       (!f.kind || t.kind === f.kind) &&
-      (!f.state || (f.state === 'busy' ? t.busy : f.state === 'idle' ? !t.busy : isLate(t))),
+      (!f.state || (f.state === 'busy' ? t.busy : f.state === 'idle' ? !t.busy : isLate(t, now))),
   );
 }
 

@@ -1,11 +1,11 @@
 // The lane wall: every lane of the fleet as a tile, grouped by hub and worker — what holds it
 // (job id and kind, or a session/CDP client), for how long, red past 80 % of its deadline.
 // A click opens the lane's live view (a signed grant from the hub).
-import { memo, useEffect, useMemo } from 'react';
+import { memo, useCallback, useEffect, useMemo } from 'react';
 import { useStore } from 'zustand';
 import { useActions } from '../components/console-context.ts';
 import { useNow } from '../components/use-now.ts';
-import { filterTiles, groupTiles, isLate, laneTiles, type LaneTile } from '../model/lane-wall.ts';
+import { deadlineUsed, elapsedMs, filterTiles, groupTiles, isLate, laneTiles, type LaneTile } from '../model/lane-wall.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { hubsStore } from '../stores/hubs.ts';
 import { wallStore } from '../stores/wall.ts';
@@ -16,16 +16,18 @@ function elapsedText(ms: number | null): string {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-const Tile = memo(function Tile({ t, onOpen }: { t: LaneTile; onOpen(workerId: string, lane: number): void }) {
-  const late = isLate(t);
+/** `now` is 0 for tiles without a job: only busy tiles re-render as the clock ticks. */
+const Tile = memo(function Tile({ t, now, onOpen }: { t: LaneTile; now: number; onOpen(workerId: string, lane: number): void }) {
+  const late = isLate(t, now);
+  const used = deadlineUsed(t, now);
   const cls = `tile${t.busy ? ' busy' : ''}${late ? ' late' : ''}${t.alive ? '' : ' dead'}`;
   const what = t.holder === 'job' ? `${t.kind ?? 'job'} ${t.jobId!.slice(0, 8)}` : t.holder === 'session' ? 'session / CDP client' : t.alive ? 'idle' : 'offline';
-  const title = `${t.workerId} lane ${t.lane}${t.jobId ? `\njob ${t.jobId}` : ''}${t.deadlineUsed !== null ? `\n${Math.round(t.deadlineUsed * 100)}% of its deadline used` : ''}${t.viewable ? '\nclick: live view' : ''}`;
+  const title = `${t.workerId} lane ${t.lane}${t.jobId ? `\njob ${t.jobId}` : ''}${used !== null ? `\n${Math.round(used * 100)}% of its deadline used` : ''}${t.viewable ? '\nclick: live view' : ''}`;
   return (
     <button className={cls} title={title} disabled={!t.viewable} onClick={() => onOpen(t.workerId, t.lane)} data-testid="lane-tile" data-lane-key={t.key} data-late={late ? '1' : '0'}>
       <span className="tile-head">
         <span className="mono">lane {t.lane}</span>
-        <span className="num">{elapsedText(t.elapsedMs)}</span>
+        <span className="num">{elapsedText(elapsedMs(t, now))}</span>
       </span>
       <span className="tile-screen">{t.busy ? '▶' : ''}</span>
       <span className="tile-what mono">{what}</span>
@@ -42,13 +44,14 @@ export function WallView() {
   const error = useStore(wallStore, (s) => s.error);
   const now = useNow();
   useEffect(() => actions.watchRunning(), [actions]);
-  const tiles = useMemo(() => laneTiles(workers, running, now), [workers, running, now]);
-  const shown = useMemo(() => filterTiles(tiles, filter), [tiles, filter]);
+  const tiles = useMemo(() => laneTiles(workers, running), [workers, running]);
+  // The clock matters to the "late" filter only.
+  const shown = useMemo(() => filterTiles(tiles, filter, filter.state === 'late' ? now : 0), [tiles, filter, filter.state === 'late' ? now : 0]);
   const groups = useMemo(() => groupTiles(shown), [shown]);
   const kinds = useMemo(() => [...new Set(tiles.map((t) => t.kind).filter((k): k is string => !!k))].sort(), [tiles]);
   const busy = tiles.filter((t) => t.busy).length;
-  const late = tiles.filter(isLate).length;
-  const open = (workerId: string, lane: number) => void actions.openLaneView(workerId, lane);
+  const late = useMemo(() => tiles.filter((t) => isLate(t, now)).length, [tiles, now]);
+  const open = useCallback((workerId: string, lane: number) => void actions.openLaneView(workerId, lane), [actions]);
   const set = wallStore.getState().setFilter;
 
   return (
@@ -101,7 +104,7 @@ export function WallView() {
                 </div>
                 <div className="tiles">
                   {w.tiles.map((t) => (
-                    <Tile key={t.key} t={t} onOpen={open} />
+                    <Tile key={t.key} t={t} now={t.assignedMs === null ? 0 : now} onOpen={open} />
                   ))}
                 </div>
               </div>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSummary, Worker } from '../../../renderer/src/api/types.ts';
-import { filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
+import { elapsedMs, filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const worker = (id: string, hub: string, lanes: Worker['lanes'], alive = true): Worker => ({ worker_id: id, hub_id: hub, status: 'active', alive, in_flight: 0, max_concurrent: lanes.length, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '', version: null, platform: null, lanes });
@@ -13,15 +13,20 @@ describe('lane wall tiles', () => {
     worker('w3', 'h0', [{ index: 0, view_url: 'http://10.0.0.3:9000/lanes/0/view', busy: true, job_id: 'j-early' }]),
   ];
   const running = [job('j-late', 'macro', '2026-01-01T00:00:10Z', '2026-01-01T00:01:00Z'), job('j-early', 'fetch', '2026-01-01T00:00:50Z', '2026-01-01T00:02:30Z')];
-  const tiles = laneTiles(workers, running, NOW);
+  const tiles = laneTiles(workers, running);
 
   it('says what holds each lane, for how long, and turns red past 80 % of the deadline', () => {
     const by = Object.fromEntries(tiles.map((t) => [t.key, t]));
-    expect(by['w2/0']).toMatchObject({ holder: 'job', kind: 'macro', elapsedMs: 50_000, viewable: true });
-    expect(isLate(by['w2/0'])).toBe(true);
-    expect(by['w3/0']).toMatchObject({ holder: 'job', kind: 'fetch', elapsedMs: 10_000 });
-    expect(isLate(by['w3/0'])).toBe(false);
-    expect(by['w2/1']).toMatchObject({ holder: 'session', kind: null, elapsedMs: null, viewable: false });
+    expect(by['w2/0']).toMatchObject({ holder: 'job', kind: 'macro', viewable: true });
+    expect(elapsedMs(by['w2/0'], NOW)).toBe(50_000);
+    expect(isLate(by['w2/0'], NOW)).toBe(true);
+    expect(by['w3/0']).toMatchObject({ holder: 'job', kind: 'fetch' });
+    expect(elapsedMs(by['w3/0'], NOW)).toBe(10_000);
+    expect(isLate(by['w3/0'], NOW)).toBe(false);
+    // The same tile turns red once 80 % of its deadline has passed.
+    expect(isLate(by['w3/0'], Date.parse('2026-01-01T00:02:14Z'))).toBe(true);
+    expect(by['w2/1']).toMatchObject({ holder: 'session', kind: null, assignedMs: null, viewable: false });
+    expect(elapsedMs(by['w2/1'], NOW)).toBeNull();
     expect(by['w1/0']).toMatchObject({ holder: null, busy: false, viewable: false });
   });
 
@@ -30,7 +35,7 @@ describe('lane wall tiles', () => {
       ['h0', [['w3', [0]]]],
       ['h1', [['w1', [0]], ['w2', [0, 1]]]],
     ]);
-    const keys = (f: Partial<typeof emptyWallFilter>) => filterTiles(tiles, { ...emptyWallFilter, ...f }).map((t) => t.key);
+    const keys = (f: Partial<typeof emptyWallFilter>) => filterTiles(tiles, { ...emptyWallFilter, ...f }, NOW).map((t) => t.key);
     expect(keys({ hub: 'h0' })).toEqual(['w3/0']);
     expect(keys({ worker: 'W2' })).toEqual(['w2/0', 'w2/1']);
     expect(keys({ kind: 'macro' })).toEqual(['w2/0']);
