@@ -97,3 +97,13 @@ export function groupTiles(tiles: readonly LaneTile[]): Array<{ hubId: string; w
   }
   return out;
 }
+
+/** The previous tile where nothing changed (same fields), so memoised tiles skip their render. */
+export function reuseEqualTiles(tiles: LaneTile[], previous: ReadonlyMap<string, LaneTile>): LaneTile[] {
+  return tiles.map((t) => {
+    const p = previous.get(t.key);
+    if (!p) return t;
+    for (const k of Object.keys(t) as Array<keyof LaneTile>) if (p[k] !== t[k]) return t;
+    return p;
+  });
+}

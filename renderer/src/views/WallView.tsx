@@ -1,11 +1,11 @@
 // The lane wall: every lane of the fleet as a tile, grouped by hub and worker — what holds it
 // (job id and kind, or a session/CDP client), for how long, red past 80 % of its deadline.
 // A click opens the lane's live view (a signed grant from the hub).
-import { memo, useCallback, useEffect, useMemo } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef } from 'react';
 import { useStore } from 'zustand';
 import { useActions } from '../components/console-context.ts';
 import { useNow } from '../components/use-now.ts';
-import { deadlineUsed, elapsedMs, filterTiles, groupTiles, isLate, laneTiles, type LaneTile } from '../model/lane-wall.ts';
+import { deadlineUsed, elapsedMs, filterTiles, groupTiles, isLate, laneTiles, reuseEqualTiles, type LaneTile } from '../model/lane-wall.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { hubsStore } from '../stores/hubs.ts';
 import { wallStore } from '../stores/wall.ts';
@@ -44,7 +44,13 @@ export function WallView() {
   const error = useStore(wallStore, (s) => s.error);
   const now = useNow();
   useEffect(() => actions.watchRunning(), [actions]);
-  const tiles = useMemo(() => laneTiles(workers, running), [workers, running]);
+  // Tiles equal to the last render's are the same objects, so their memo holds when a snapshot changes other lanes.
+  const previous = useRef(new Map<string, LaneTile>());
+  const tiles = useMemo(() => {
+    const next = reuseEqualTiles(laneTiles(workers, running), previous.current);
+    previous.current = new Map(next.map((t) => [t.key, t]));
+    return next;
+  }, [workers, running]);
   // The clock matters to the "late" filter only.
   const shown = useMemo(() => filterTiles(tiles, filter, filter.state === 'late' ? now : 0), [tiles, filter, filter.state === 'late' ? now : 0]);
   const groups = useMemo(() => groupTiles(shown), [shown]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSummary, Worker } from '../../../renderer/src/api/types.ts';
-import { elapsedMs, filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
+import { elapsedMs, reuseEqualTiles, filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const worker = (id: string, hub: string, lanes: Worker['lanes'], alive = true): Worker => ({ worker_id: id, hub_id: hub, status: 'active', alive, in_flight: 0, max_concurrent: lanes.length, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '', version: null, platform: null, lanes });
@@ -42,5 +42,14 @@ describe('lane wall tiles', () => {
     expect(keys({ state: 'idle' })).toEqual(['w1/0']);
     expect(keys({ state: 'late' })).toEqual(['w2/0']);
     expect(keys({ state: 'busy' })).toEqual(['w3/0', 'w2/0', 'w2/1']);
+  });
+
+  it('keeps the previous tile object where nothing changed', () => {
+    const before = new Map(tiles.map((t) => [t.key, t]));
+    const again = reuseEqualTiles(laneTiles(workers, running), before);
+    expect(again.every((t) => t === before.get(t.key))).toBe(true);
+    const changed = reuseEqualTiles(laneTiles([{ ...workers[1], lanes: [{ index: 0, view_url: 'sim://x', busy: true, job_id: null }] }, workers[0], workers[2]], running), before);
+    expect(changed.find((t) => t.key === 'w1/0')).not.toBe(before.get('w1/0'));
+    expect(changed.find((t) => t.key === 'w2/0')).toBe(before.get('w2/0'));
   });
 });
