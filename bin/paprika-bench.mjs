@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench [-- --quick]`: the benchmarks in bench/, TypeScript run through tsx.
-import { register } from 'tsx/esm/api';
+import { runFromSource } from './from-source.mjs';
 // The hubs and workers it starts run the same TypeScript sources, never a stale dist/.
 process.env.PAPRIKA_FROM_SOURCE = '1';
-register();
+runFromSource();
 const { main } = await import('../bench/run.ts');
 await main(process.argv.slice(2));

@@ -7,22 +7,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const SOURCE_CONDITION_HOOK = "export async function resolve(specifier, context, next) { return next(specifier, { ...context, conditions: [...context.conditions, 'paprika-source'] }); }";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compiled = path.join(root, 'dist/launcher/main.js');
 let entry;
 if (process.env.PAPRIKA_FROM_SOURCE === '1' || !fs.existsSync(compiled)) {
   try {
-    const { register } = await import('tsx/esm/api');
-    register();
+    // Not shipped in the package (nor is tsx): there, a missing dist/ is the error below.
+    const { runFromSource } = await import('./from-source.mjs');
+    runFromSource();
   } catch {
     console.error(`paprika: ${path.relative(process.cwd(), compiled) || compiled} is missing; run \`npm run build\` in ${root}`);
     process.exit(1);
   }
-  // The worker imports hub-core only as `paprika/wire` (package.json "exports"): from source, that
-  // name resolves to the TypeScript under the `paprika-source` condition.
-  const { register: registerHooks } = await import('node:module');
-  registerHooks(`data:text/javascript,${encodeURIComponent(SOURCE_CONDITION_HOOK)}`);
   entry = pathToFileURL(path.join(root, 'launcher/main.ts')).href;
 } else {
   entry = pathToFileURL(compiled).href;

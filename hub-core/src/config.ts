@@ -34,6 +34,10 @@ export interface Config {
   readonly idempotencyTtlS: number;
   /** A request body slower than this is cut (slow-body clients hold sockets otherwise). */
   readonly bodyTimeoutS: number;
+  /** Assets of jobs older than this are deleted (the asset retention loop). */
+  readonly assetRetentionS: number;
+  /** An offline worker is forgotten (its registry entry expires) this long after its last heartbeat. */
+  readonly workerForgetS: number;
   /** POST /workers/register: per source IP (refill per minute, burst) and for the whole hub. */
   readonly registerPerIpPerMin: number;
   readonly registerBurst: number;
@@ -152,6 +156,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
     idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400),
     bodyTimeoutS: secondsVar(env, 'PAPRIKA_BODY_TIMEOUT_S', 30),
+    assetRetentionS: secondsVar(env, 'PAPRIKA_ASSET_RETENTION_S', 7 * 86400),
+    workerForgetS: secondsVar(env, 'PAPRIKA_WORKER_FORGET_S', 86400),
     registerPerIpPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_IP_PER_MIN', 10, { min: 0.001 }),
     registerBurst: numberVar(env, 'PAPRIKA_REGISTER_BURST', 20, { min: 1, integer: true }),
     registerPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_MIN', 600, { min: 0.001 }),
@@ -173,6 +179,10 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   };
   if (config.workerTtlS < config.heartbeatS) {
     throw new ConfigError('PAPRIKA_WORKER_TTL_S', `must be at least PAPRIKA_HEARTBEAT_S (${heartbeatS}), got ${workerTtlS}`);
+  }
+  // Forgetting a worker between two of its heartbeats would drop a live one from the fleet.
+  if (config.workerForgetS < config.workerTtlS) {
+    throw new ConfigError('PAPRIKA_WORKER_FORGET_S', `must be at least PAPRIKA_WORKER_TTL_S (${workerTtlS}), got ${config.workerForgetS}`);
   }
   return Object.freeze(config);
 }

@@ -40,7 +40,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     h = await startTestHub({ PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_WORKER_TTL_S: '5', PAPRIKA_ASSIGN_WAIT_S: '20' });
     workers.push(spawnWorker(['--hub', h.url, '--lanes', '2', '--lan-ip', '127.0.31.1', '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5' }));
-    await waitFor('chrome worker linked', async () => h.hub.fleet.size === 1, 60_000, 100);
+    await waitFor('chrome worker linked', async () => h.hub.localLinks.size === 1, 60_000, 100);
   }, 90_000);
 
   afterAll(async () => {
@@ -102,10 +102,10 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
   it('--single-chrome reports novnc_url and max_concurrent 1, and the hub picks it', async () => {
     await fetch(`${h.url}/admin/workers/w311`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
     workers.push(spawnWorker(['--hub', h.url, '--single-chrome', '--lan-ip', '127.0.32.1', '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5' }));
-    await waitFor('single chrome linked', async () => h.hub.fleet.get('w321') !== undefined, 60_000, 100);
+    await waitFor('single chrome linked', async () => h.hub.localLinks.get('w321') !== undefined, 60_000, 100);
     const row = (await fetch(`${h.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === 'w321');
     expect(row.max_concurrent).toBe(1);
-    const link = h.hub.fleet.get('w321')!;
+    const link = h.hub.localLinks.get('w321')!;
     expect(link.capabilities.novnc_url).toMatch(/^http:\/\/127\.0\.32\.1:\d+\/lanes\/0\/view$/);
     expect(link.capabilities.lane_novnc_urls).toEqual([]);
     const job = await done((await post({ kind: 'fetch', spec: { url: `${siteUrl}/` } })).id);

@@ -50,7 +50,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('egress policy and lane
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     worker = spawnWorker(['--hub', h.url, '--lanes', '1', '--lan-ip', '127.0.33.1', '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_LANE_RECYCLE_JOBS: '3' });
-    await waitFor('chrome worker linked', async () => h.hub.fleet.size === 1, 60_000, 100);
+    await waitFor('chrome worker linked', async () => h.hub.localLinks.size === 1, 60_000, 100);
   }, 90_000);
 
   afterAll(async () => {

@@ -72,7 +72,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
     h = await startTestHub({ PAPRIKA_BIND: '127.0.0.1', PAPRIKA_ADMIN_TOKEN: 'adm-secret', PAPRIKA_API_TOKEN: 'api-secret', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_ASSIGN_WAIT_S: '20' });
     workers.push(spawnWorker(['--hub', h.url, '--lanes', '2', '--lan-ip', '127.0.0.1', '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5' }));
-    await waitFor('chrome worker linked', async () => h.hub.fleet.get('w01')?.ready, 60_000, 100);
+    await waitFor('chrome worker linked', async () => h.hub.localLinks.get('w01')?.ready, 60_000, 100);
     // A session holds one lane on a page: that is the lane a job in the other lane tries to watch.
     const session = await post('/sessions', {}).then(json);
     sessionId = session.session_id;
@@ -147,7 +147,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
     const res = await askView('w01', watchedLane, ADMIN);
     expect(res.status).toBe(200);
     const grant = await res.json();
-    const bare = h.hub.fleet.get('w01')!.viewUrl(watchedLane)!;
+    const bare = h.hub.localLinks.get('w01')!.viewUrl(watchedLane)!;
     expect(grant.url.startsWith(`${bare}?vt=`)).toBe(true);
     expect(Date.parse(grant.expires_at) - Date.now()).toBeLessThanOrEqual(60_000);
 
@@ -198,7 +198,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
   it('an agent started with a --lan-ip this host does not own listens on loopback only, and says so', async () => {
     const w = spawnWorker(['--hub', h.url, '--lanes', '1', '--lan-ip', FOREIGN_IP, '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5' });
     workers.push(w);
-    await waitFor('foreign-ip worker linked', async () => h.hub.fleet.get('w210')?.ready, 60_000, 100);
+    await waitFor('foreign-ip worker linked', async () => h.hub.localLinks.get('w210')?.ready, 60_000, 100);
     expect(w.output()).toMatch(/live view is loopback-only/);
     const listeners = listenersOf(w.child.pid!);
     expect(listeners.length).toBeGreaterThan(0);
@@ -206,7 +206,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('live view security wit
       expect(l.address).not.toBe('0.0.0.0');
       expect(l.address).not.toMatch(/^0+$/); // :: in /proc/net/tcp6
     }
-    const viewUrl = h.hub.fleet.get('w210')!.viewUrl(0)!;
+    const viewUrl = h.hub.localLinks.get('w210')!.viewUrl(0)!;
     expect(viewUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/lanes\/0\/view$/);
     expect(listeners).toContainEqual({ family: 4, address: '127.0.0.1', port: Number(new URL(viewUrl).port) });
   });

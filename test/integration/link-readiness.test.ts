@@ -174,7 +174,7 @@ describe("the hub's heartbeat period", () => {
       const seen = new Set<number>();
       const until = Date.now() + 1500;
       while (Date.now() < until) {
-        const link = hub.hub.fleet.get(agent.workerId);
+        const link = hub.hub.localLinks.get(agent.workerId);
         if (link) seen.add(link.last_seen_ms);
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -33,7 +33,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
     const wsB = await link(b.url, 'w-handoff'); // B registers first…
     expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
     wsA.close(); // …then A's late unregister runs
-    await waitFor('A dropped the link', async () => a.hub.fleet.get('w-handoff') === undefined, 5000, 10);
+    await waitFor('A dropped the link', async () => a.hub.localLinks.get('w-handoff') === undefined, 5000, 10);
     await new Promise((r) => setTimeout(r, 100));
     expect(await a.hub.registry.getOwner('w-handoff')).toBe(b.hub.config.hubId);
     wsB.close();
@@ -60,8 +60,8 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('owner hand-off between
       ws.send(provenHello(`w-flaky${i}`, secret, nonce, { capabilities: caps }));
       ws.terminate();
     }
-    await waitFor('no flaky link left', async () => [...Array(20).keys()].every((i) => a.hub.fleet.get(`w-flaky${i}`) === undefined), 5000, 20);
-    expect(a.hub.fleet.all().filter((l) => l.worker_id.startsWith('w-flaky'))).toHaveLength(0);
+    await waitFor('no flaky link left', async () => [...Array(20).keys()].every((i) => a.hub.localLinks.get(`w-flaky${i}`) === undefined), 5000, 20);
+    expect(a.hub.localLinks.all().filter((l) => l.worker_id.startsWith('w-flaky'))).toHaveLength(0);
   });
 
   it('releases every owner key it holds when it stops gracefully (what SIGTERM runs): none names it afterwards', async () => {

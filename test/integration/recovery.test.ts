@@ -100,14 +100,14 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     const h = await hub({ PAPRIKA_ORPHAN_GRACE_S: '1', PAPRIKA_RECONCILE_INTERVAL_S: '0.3' });
     const w = spawnWorker(['--hub', h.url, '--simulate-lanes', '1', '--lan-ip', '127.0.9.9'], { PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1' });
     procs.push(w);
-    await waitFor('worker linked', async () => h.hub.fleet.size === 1, 15_000);
+    await waitFor('worker linked', async () => h.hub.localLinks.size === 1, 15_000);
     const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 60_000 } });
     expect(job.status).toBe('running');
     const killedAt = Date.now();
     await w.kill('SIGKILL');
     const failed = await waitFor('orphan failed', async () => ((await getJob(h.url, job.id)).status === 'failed' ? getJob(h.url, job.id) : undefined), 10_000, 20).catch(async (err: unknown) => {
       const view = await fetch(`${h.url}/admin/workers`).then(json);
-      throw new Error(`${String(err)}\njob: ${JSON.stringify(await getJob(h.url, job.id))}\nfleet: ${JSON.stringify(view)}\nlocal links: ${h.hub.fleet.size}\nnow: ${new Date().toISOString()}`);
+      throw new Error(`${String(err)}\njob: ${JSON.stringify(await getJob(h.url, job.id))}\nfleet: ${JSON.stringify(view)}\nlocal links: ${h.hub.localLinks.size}\nnow: ${new Date().toISOString()}`);
     });
     expect(failed.error).toMatch(/worker w99 lost/);
     // last heartbeat ≤ kill time, so: failed by kill + grace (1 s) + one period (0.3 s) + slack
@@ -120,7 +120,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 2500 } });
     expect(job.status).toBe('running');
     a.agent.dropLink();
-    await waitFor('re-linked', async () => h.hub.fleet.get(a.workerId)?.in_flight === 1, 5000, 10);
+    await waitFor('re-linked', async () => h.hub.localLinks.get(a.workerId)?.in_flight === 1, 5000, 10);
     const done = await waitFor('job done', async () => (terminal((await getJob(h.url, job.id)).status) ? getJob(h.url, job.id) : undefined), 8000, 20);
     expect(done.status).toBe('succeeded');
     expect(done.attempts).toBe(1);

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryRegistry } from '../../hub-core/src/adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../../hub-core/src/adapters/redis/redis-registry.ts';
-import { systemClock } from '../../hub-core/src/ports/clock.ts';
+import { ManualClock, systemClock } from '../../hub-core/src/ports/clock.ts';
+import { waitFor } from '../harness/processes.ts';
 import { HUB_HISTORY_S, type Registry, type WorkerSnapshot } from '../../hub-core/src/ports/registry.ts';
 import { dropRedisPrefix, REDIS_TEST_URL, requireServices, testRedisPrefix } from '../harness/services.ts';
 
@@ -23,6 +24,8 @@ const snap = (id: string, hub = 'hub-a', over: Partial<WorkerSnapshot> = {}): Wo
   version: '1',
   platform: 'linux-x64',
   lanes: [{ index: 0, view_url: 'u0', busy: true, job_id: 'j1', session_id: null }],
+  kinds: ['sleep', 'session'],
+  left_at_ms: null,
   ...over,
 });
 
@@ -57,6 +60,39 @@ for (const kind of ['memory', 'redis'] as const) {
       const a = fleet.find((w) => w.worker_id === 'wa');
       expect(a).toEqual(snap('wa'));
       expect(fleet.find((w) => w.worker_id === 'wb')?.novnc_url).toBe('vnc');
+    });
+
+    it('keeps a goodbye: the snapshot says when it left, and a later hello clears it', async () => {
+      await reg.publishWorkers([snap('wl', 'hub-a', { left_at_ms: 5000 })]);
+      expect((await reg.readFleet(1500)).find((w) => w.worker_id === 'wl')?.left_at_ms).toBe(5000);
+      await reg.publishWorkers([snap('wl', 'hub-a', { kinds: null })]);
+      expect((await reg.readFleet(1500)).find((w) => w.worker_id === 'wl')).toMatchObject({ left_at_ms: null, kinds: null });
+    });
+
+    it('forgets a worker at once when asked: its row and owner go, the rest stay', async () => {
+      await reg.publishWorkers([snap('wf1'), snap('wf2')]);
+      await reg.setOwner('wf1', 'hub-a');
+      expect(await reg.forgetWorker('wf1')).toBe(true);
+      expect(await reg.forgetWorker('wf1')).toBe(false);
+      const ids = (await reg.readFleet(1500)).map((w) => w.worker_id);
+      expect(ids).toContain('wf2');
+      expect(ids).not.toContain('wf1');
+      expect(await reg.getOwner('wf1')).toBeUndefined();
+    });
+
+    it('forgets a worker by itself PAPRIKA_WORKER_FORGET_S after its last publish', async () => {
+      const clock = new ManualClock(1_000_000);
+      const short = kind === 'redis' ? await RedisRegistry.connect(REDIS_TEST_URL, prefix, 0.1, { forgetS: 0.3 }) : new MemoryRegistry(clock, 0.3);
+      try {
+        await short.publishWorkers([snap('wgone')]);
+        await short.setOwner('wgone', 'hub-a');
+        expect((await short.readFleet(1500)).map((w) => w.worker_id)).toContain('wgone');
+        clock.advance(301);
+        await waitFor('forgotten', async () => !(await short.readFleet(1500)).some((w) => w.worker_id === 'wgone'), 5000, 50);
+        expect(await short.getOwner('wgone')).toBeUndefined();
+      } finally {
+        await short.close();
+      }
     });
 
     it('releases the owner only for the hub that wrote it (A → B hand-off in the bad order)', async () => {

@@ -29,7 +29,7 @@ describe('a worker that refuses every session_open', () => {
     expect(res.status).toBe(503);
     expect((await res.json()).code).toBe('no_free_lane');
     expect(refusals).toBe(1); // asked once, not again and again for the whole wait
-    expect(hub.hub.fleet.get('w-refuser')?.in_flight).toBe(0);
+    expect(hub.hub.localLinks.get('w-refuser')?.in_flight).toBe(0);
     link.ws.close();
   });
 });

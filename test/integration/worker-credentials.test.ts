@@ -56,7 +56,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
 
   /** The real worker's link, job and status are exactly as before. */
   async function expectWorkerUntouched(linkBefore: unknown) {
-    const link = hub.hub.fleet.get(worker.workerId);
+    const link = hub.hub.localLinks.get(worker.workerId);
     expect(link).toBe(linkBefore);
     expect(link!.open).toBe(true);
     expect(link!.holding(job.id)?.assignmentId).toBe(assignmentId);
@@ -65,7 +65,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
   }
 
   it('(a) refuses a hello for an enrolled id without its proof, or with a wrong one; the real link and job are untouched', async () => {
-    const before = hub.hub.fleet.get(worker.workerId);
+    const before = hub.hub.localLinks.get(worker.workerId);
     // No proof, and a fresh hello that would have failed the job as "restarted".
     const noProof = await openRawLink(hub.url, worker.workerId, { token: WORKER_TOKEN });
     const closedA = closeOf(noProof.ws);
@@ -82,7 +82,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
   });
 
   it('(b) refuses adoption of its job: a forged hello fresh:false with the assignment id, and the same from a rogue id of its own', async () => {
-    const before = hub.hub.fleet.get(worker.workerId);
+    const before = hub.hub.localLinks.get(worker.workerId);
     const forged = await openRawLink(hub.url, worker.workerId, { token: WORKER_TOKEN });
     const closed = closeOf(forged.ws);
     forged.ws.send(provenHello(worker.workerId, '0'.repeat(64), forged.nonce, { fresh: false, jobs: [{ job_id: job.id, lane: 0, assignment_id: assignmentId }] }));
@@ -91,13 +91,13 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     // Enrolled under its own id, the rogue may link, but the job it claims to hold is not its own.
     const rogue = await rawLink(hub.url, 'w-rogue', { fresh: false, jobs: [{ job_id: job.id, lane: 0, assignment_id: assignmentId }] }, { token: WORKER_TOKEN });
     expect(rogue.frames.find((f) => f.type === 'cancel' && f.job_id === job.id)).toBeTruthy();
-    expect(hub.hub.fleet.get('w-rogue')!.in_flight).toBe(0);
+    expect(hub.hub.localLinks.get('w-rogue')!.in_flight).toBe(0);
     rogue.ws.close();
     await expectWorkerUntouched(before);
   });
 
   it('(c) refuses a forged job_result, job_started and job_rejected for its job from an enrolled rogue', async () => {
-    const before = hub.hub.fleet.get(worker.workerId);
+    const before = hub.hub.localLinks.get(worker.workerId);
     const rogue = await rawLink(hub.url, 'w-rogue2', {}, { token: WORKER_TOKEN });
     rogue.ws.send(encode({ type: 'job_started', job_id: job.id, assignment_id: assignmentId, lane: 0 }));
     rogue.ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assignmentId, status: 'succeeded', result: { forged: true } }));
@@ -112,7 +112,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
   });
 
   it("(d) refuses to register the live worker's address or id again (409), without or with a wrong secret", async () => {
-    const lanIp = hub.hub.fleet.get(worker.workerId)!.meta.lanIp;
+    const lanIp = hub.hub.localLinks.get(worker.workerId)!.meta.lanIp;
     for (const body of [{ lan_ip: lanIp }, { lan_ip: lanIp, secret: 'a'.repeat(64) }, { lan_ip: lanIp, worker_id: worker.workerId }]) {
       const res = await register(hub.url, body);
       expect(res.status).toBe(409);
@@ -121,7 +121,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     // Its id from another address is not handed over either.
     const other = await register(hub.url, { lan_ip: '10.77.0.1', worker_id: worker.workerId });
     expect(other.status).toBe(409);
-    expect(hub.hub.fleet.get(worker.workerId)!.open).toBe(true);
+    expect(hub.hub.localLinks.get(worker.workerId)!.open).toBe(true);
   });
 
   it('(g) an admin reset lets the id enroll again, and is audited with its actor', async () => {
@@ -185,7 +185,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
       const proc = spawnWorker(['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', '127.0.77.1', '--token', WORKER_TOKEN, '--data-dir', dataDir]);
       expect(await proc.exited).toBe(1);
       expect(proc.output()).toMatch(/already enrolled[\s\S]*reset its credentials/);
-      expect(hub.hub.fleet.get(holder.workerId)!.open).toBe(true);
+      expect(hub.hub.localLinks.get(holder.workerId)!.open).toBe(true);
       await holder.stop();
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 // WebSocket, answers the hub's challenge with a hello that proves its id and lists its lanes,
 // heartbeats every HEARTBEAT_S, runs what the hub assigns on its lanes, and re-links with
 // jittered backoff when the link drops — keeping its id, its running jobs and its unsent results.
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
@@ -19,6 +20,8 @@ export const RECEIVED_KEPT = 1000;
 const WELCOME_TIMEOUT_MS = 20_000;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
 const LINK_UNAUTHORIZED = 4401;
+/** The hub's close code for a hello whose id another running agent holds (hub-core LINK_ID_IN_USE). */
+const LINK_ID_IN_USE = 4409;
 
 export interface AgentOptions {
   hubUrl: string;
@@ -40,14 +43,16 @@ export interface AgentOptions {
   diskPath?: string;
   /** Reconnect backoff bounds (ms). */
   backoff?: { baseMs: number; capMs: number };
-  /** The hub refused this agent's credential for good: the process should exit (main.ts does). */
-  onFatal?: (err: CredentialRejectedError) => void;
+  /** The hub refused this agent for good (its credential, or its id is another agent's): the process should exit (main.ts does). */
+  onFatal?: (err: Error) => void;
 }
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 
 export class WorkerAgent {
   workerId: string | undefined;
+  /** This process, in every hello: the hub refuses a second process that claims a live link's id. */
+  readonly instance = randomBytes(16).toString('hex');
   /** sha256 of this worker's secret: the key of every link's proof. */
   private verifier: string | undefined;
   private readonly credentialFile: CredentialFile;
@@ -152,6 +157,8 @@ export class WorkerAgent {
       jobs: this.runner.heldJobs(),
       results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
       fresh: !this.welcomed,
+      instance: this.instance,
+      kinds: [...this.o.pool.kinds],
       cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct,
       proof: linkProof(this.verifier!, nonce, this.workerId!),
     });
@@ -261,6 +268,7 @@ export class WorkerAgent {
     clearTimeout(this.welcomeTimer);
     if (this.stopped) return;
     if (code === LINK_UNAUTHORIZED) return void this.onRefused(reason);
+    if (code === LINK_ID_IN_USE) return this.fail(new WorkerIdInUseError(this.workerId ?? this.o.lanIp, this.o.hubUrl));
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
     this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
@@ -286,10 +294,10 @@ export class WorkerAgent {
     this.fail(new CredentialRejectedError(`the hub refused worker ${id}'s credential (${code || 'refused'}); its secret in ${this.credentialFile.path} does not match the hub's. ${resetHint(id)}`));
   }
 
-  private fail(err: CredentialRejectedError): void {
+  private fail(err: Error): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.o.log.error({ err: err.message }, 'worker credential refused; stopping');
+    this.o.log.error({ err: err.message }, err instanceof WorkerIdInUseError ? 'worker id in use by another agent; stopping' : 'worker credential refused; stopping');
     this.linkFailed?.(err);
     this.o.onFatal?.(err);
   }
@@ -302,7 +310,7 @@ export class WorkerAgent {
   /**
    * Graceful: no new work (assignments are refused as `shutting_down`), running jobs finish
    * (up to graceMs, then they are aborted), their results reach a hub (re-linking if the link
-   * drops meanwhile, up to 5 s more), then the link closes.
+   * drops meanwhile, up to 5 s more), then a goodbye and the link closes.
    */
   async stop(graceMs = 0): Promise<void> {
     await this.runner.drain(graceMs);
@@ -312,8 +320,21 @@ export class WorkerAgent {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.welcomeTimer);
     clearInterval(this.heartbeatTimer);
+    // Said before the close, so every hub shows this worker offline now, not after WORKER_TTL.
+    this.send({ type: 'goodbye', reason: 'stopping' });
     this.ws?.close();
     await this.runner.stop();
     await this.o.pool.stop();
+  }
+}
+
+/** Another running agent holds a live link for this id: re-linking would knock it off, and it this one, forever. */
+export class WorkerIdInUseError extends Error {
+  constructor(workerId: string, hubUrl: string) {
+    super(
+      `worker id ${workerId} is already linked to ${hubUrl} by another running agent (two agents with the same --lan-ip, or the same --worker-id). ` +
+        'To run several agents on one host, give each its own --worker-id and its own --data-dir; or stop the other agent.',
+    );
+    this.name = 'WorkerIdInUseError';
   }
 }

@@ -59,7 +59,7 @@ export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; sec
       if (res.ok && body.worker_id && body.secret) return { worker_id: body.worker_id, secret: body.secret };
       if (res.status === 409 && body.code === 'worker_enrolled') {
         const id = body.details?.worker_id ?? o.workerId ?? o.lanIp;
-        throw new CredentialRejectedError(`worker ${id} is already enrolled at ${o.hubUrl} with another secret (this machine's credential file is lost, or the id belongs to another machine). ${resetHint(id)}`);
+        throw new CredentialRejectedError(`worker ${id} is already enrolled at ${o.hubUrl} with another secret (another agent on this host with the same --lan-ip and another --data-dir: give each agent its own --worker-id; or this machine's credential file is lost, or the id belongs to another machine). ${resetHint(id)}`);
       }
       if (res.status === 429) {
         waitMs = Math.min(MAX_RETRY_AFTER_MS, Math.max(waitMs, Number(res.headers.get('retry-after') ?? 1) * 1000));

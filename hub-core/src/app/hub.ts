@@ -10,9 +10,11 @@ import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
-import { openJobStore } from '../adapters/sql/sql-job-store.ts';
+import { SqlAssetStore } from '../adapters/sql/sql-asset-store.ts';
+import { openJobStore, SqlJobStore } from '../adapters/sql/sql-job-store.ts';
 import { freePort } from '../http/free-port.ts';
 import { buildHttpServer, type HttpDeps, type HttpServer } from '../http/server.ts';
+import { assetRetentionLoop } from '../loops/asset-retention-loop.ts';
 import { hubHeartbeatLoop } from '../loops/hub-heartbeat-loop.ts';
 import type { PeriodicLoop } from '../loops/periodic-loop.ts';
 import { reconcileLoop } from '../loops/reconcile-loop.ts';
@@ -31,7 +33,7 @@ import { JobLedger } from '../hub/job-ledger.ts';
 import { JobService } from '../hub/job-service.ts';
 import { LaneBook } from '../hub/lane-book.ts';
 import { LinkService } from '../hub/link-service.ts';
-import { LocalFleet } from '../hub/local-fleet.ts';
+import { LocalLinks } from '../hub/local-links.ts';
 import { createMetrics, type HubMetrics } from '../hub/metrics.ts';
 import { PeerRouting } from '../hub/peer-routing.ts';
 import { RecycleCounter } from '../hub/recycle-counter.ts';
@@ -66,7 +68,7 @@ const INLINE_SETTLE_MS = 5000;
 export class Hub {
   readonly events = new HubEvents();
   readonly metrics: HubMetrics = createMetrics();
-  readonly fleet: LocalFleet;
+  readonly localLinks: LocalLinks;
   readonly lanes: LaneBook;
   readonly ledger: JobLedger;
   readonly publisher: RegistryPublisher;
@@ -101,22 +103,22 @@ export class Hub {
     private readonly ownsAdapters: { store: boolean; registry: boolean },
   ) {
     this.startedAt = clock.now();
-    this.fleet = new LocalFleet(config, clock, random);
-    this.lanes = new LaneBook(this.fleet, clock);
-    this.ledger = new JobLedger({ store, lanes: this.lanes, fleet: this.fleet, clock, log, events: this.events, metrics: this.metrics });
+    this.localLinks = new LocalLinks(config, clock, random);
+    this.lanes = new LaneBook(this.localLinks, clock);
+    this.ledger = new JobLedger({ store, lanes: this.lanes, localLinks: this.localLinks, clock, log, events: this.events, metrics: this.metrics });
     this.publisher = new RegistryPublisher(registry, log, clock);
     this.sessions = new SessionService(config, this.lanes, registry, clock, log, this.events);
     this.dispatcher = new Dispatcher(config, store, this.lanes, this.ledger, clock);
-    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, clock, log);
-    this.fleetView = new FleetViewReader(config, registry, this.fleet, clock, log);
+    this.fleetView = new FleetViewReader(config, registry, this.localLinks, clock, log);
     this.forwarder = new Forwarder(config, registry, this.fleetView, clock, log, this.metrics);
+    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
+    this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, this.peers, clock, log);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
-    this.links = new LinkService({ config, store, registry, assets, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
+    this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
-    this.peers = new PeerRouting({ config, registry, forwarder: this.forwarder, jobs: store, dispatcher: this.dispatcher });
-    this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView });
-    this.views = new ViewGrants({ config, fleet: this.fleet, registry, forwarder: this.forwarder, clock });
+    this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, localLinks: this.localLinks, registry, events: this.events, log });
+    this.views = new ViewGrants({ config, localLinks: this.localLinks, registry, forwarder: this.forwarder, clock });
   }
 
   /** Each route group's own dependencies, by name: no route sees the whole hub. */
@@ -130,7 +132,7 @@ export class Hub {
         config,
         clock,
         checks: { database: () => store.ping(), registry: () => registry.ping() },
-        state: () => ({ stopping: this.jobs.stopping, workers: this.fleet.size }),
+        state: () => ({ stopping: this.jobs.stopping, workers: this.localLinks.size }),
         metrics: this.metrics,
         consoleDir,
       },
@@ -165,9 +167,9 @@ export class Hub {
   async start(consoleDir?: string): Promise<void> {
     await failLeftoversIfAlone({ config: this.config, registry: this.registry, ledger: this.ledger, clock: this.clock, log: this.log });
     this.http = await buildHttpServer(this.httpDeps(consoleDir));
-    const deps = { config: this.config, store: this.store, registry: this.registry, fleet: this.fleet, lanes: this.lanes, ledger: this.ledger, dispatcher: this.dispatcher, fleetView: this.fleetView, clock: this.clock, log: this.log, events: this.events, metrics: this.metrics, enrollment: this.enrollment, startedAt: this.startedAt };
-    this.loops = [hubHeartbeatLoop(deps), reconcileLoop(deps), this.stats.loop()];
-    if (!this.config.queueRedriveDisable) this.loops.push(redriveLoop(deps));
+    const { config, store, registry, localLinks, lanes, ledger, dispatcher, fleetView, clock, log, events, metrics, enrollment, startedAt } = this;
+    this.loops = [hubHeartbeatLoop({ config, registry, localLinks, clock, log, events, startedAt }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop(), assetRetentionLoop({ config, assets: this.assets, clock, log })];
+    if (!config.queueRedriveDisable) this.loops.push(redriveLoop({ config, store, localLinks, lanes, ledger, dispatcher, clock, log, metrics }));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
     const openToAll = openGroups(this.config);
@@ -208,6 +210,16 @@ function unreachable(variable: string, what: string, url: string, err: unknown):
   return new ConfigError(variable, `cannot reach ${what} at ${where}: ${err instanceof Error ? err.message : String(err)}`);
 }
 
+/**
+ * Where assets live (README § Where assets live): S3 when set; with DATABASE_URL the shared
+ * database, so every hub serves every job's assets; files only in the embedded mode.
+ */
+function chooseAssetStore(config: Config, store: JobStore, clock: Clock): AssetStore {
+  if (config.s3) return new S3AssetStore(config.s3);
+  if (config.databaseUrl && store instanceof SqlJobStore) return new SqlAssetStore(store.db, clock);
+  return new FileAssetStore(path.join(config.dataDir, 'assets'), clock);
+}
+
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
   // Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port.
@@ -222,15 +234,15 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let registry = opts.registry;
   try {
     registry ??= config.redisUrl
-      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal }).catch((err) => {
+      ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal, forgetS: config.workerForgetS }).catch((err) => {
           throw unreachable('REDIS_URL', 'Redis', config.redisUrl as string, err);
         })
-      : new MemoryRegistry(clock);
+      : new MemoryRegistry(clock, config.workerForgetS);
   } catch (err) {
     if (!opts.store) await store.close();
     throw err;
   }
-  const assets = opts.assets ?? (config.s3 ? new S3AssetStore(config.s3) : new FileAssetStore(path.join(config.dataDir, 'assets')));
+  const assets = opts.assets ?? chooseAssetStore(config, store, clock);
   const hub = new Hub(config, store, registry, assets, clock, opts.random ?? mathRandom, log, { store: !opts.store, registry: !opts.registry });
   try {
     await hub.start(opts.consoleDir);

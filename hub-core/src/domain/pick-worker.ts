@@ -1,5 +1,6 @@
 // The seed's pick_worker(): filter the live, active workers that have a free lane, a view
-// URL and disk to spare; prefer the least loaded, then the largest; break ties at random.
+// URL and disk to spare, and (sixth filter) that run the kind of work asked for; prefer the
+// least loaded, then the largest; break ties at random.
 import type { Random } from '../wire/random.ts';
 
 /** What the scheduler reads of a worker: its heartbeat values and self-declared capabilities. */
@@ -18,12 +19,21 @@ export interface SchedulableWorker {
   readonly ready?: boolean;
   /** Epoch ms of the last heartbeat. */
   readonly last_seen_ms: number;
+  /**
+   * The work its lanes run, from its hello (WORK_KINDS); null or absent: not declared (an
+   * older agent), taken as any.
+   */
+  readonly kinds?: readonly string[] | null;
+  /** Set when it said goodbye (a graceful stop): not alive from then on. */
+  readonly left_at_ms?: number | null;
 }
 
 export interface PickConfig {
   readonly diskMaxPct: number;
   readonly workerTtlMs: number;
   readonly nowMs: number;
+  /** The work to place: workers whose lanes do not run it are not candidates. Unset: any (capacity). */
+  readonly kind?: string;
 }
 
 /**
@@ -31,10 +41,10 @@ export interface PickConfig {
  * undefined when it is one. The scheduler, the capacity figures and the console's "why is it
  * waiting" answer all come from this one function, so they cannot disagree.
  */
-export type Exclusion = 'not_alive' | 'drain' | 'standby' | 'inactive' | 'full' | 'no_view_url' | 'not_ready' | 'disk_full';
+export type Exclusion = 'not_alive' | 'drain' | 'standby' | 'inactive' | 'full' | 'no_view_url' | 'not_ready' | 'disk_full' | 'kind_not_supported';
 
 export function excludedBy(w: SchedulableWorker, cfg: PickConfig): Exclusion | undefined {
-  if (cfg.nowMs - w.last_seen_ms > cfg.workerTtlMs) return 'not_alive'; // heartbeat within TTL
+  if (cfg.nowMs - w.last_seen_ms > cfg.workerTtlMs || w.left_at_ms != null) return 'not_alive'; // heartbeat within TTL, no goodbye
   if (w.status !== 'active') return w.status === 'drain' || w.status === 'standby' ? w.status : 'inactive'; // set by an operator
   if (w.in_flight >= w.max_concurrent) return 'full'; // no free lane
   // Workers without a lane URL made jobs fail "no free lane" three times in a row (seed 71ec64da63c5).
@@ -42,7 +52,13 @@ export function excludedBy(w: SchedulableWorker, cfg: PickConfig): Exclusion | u
   if (w.ready === false) return 'not_ready';
   // Refuse here, before the worker would answer "disk full" after the round trip.
   if (w.disk_pct >= cfg.diskMaxPct) return 'disk_full';
+  // A fetch job sent to a simulated lane failed "simulated lanes run sleep jobs only" (issue 18).
+  if (cfg.kind !== undefined && !runsKind(w, cfg.kind)) return 'kind_not_supported';
   return undefined;
+}
+
+export function runsKind(w: Pick<SchedulableWorker, 'kinds'>, kind: string): boolean {
+  return w.kinds == null || w.kinds.includes(kind);
 }
 
 export function isCandidate(w: SchedulableWorker, cfg: PickConfig): boolean {

@@ -13,6 +13,7 @@ export const EXCLUSION_REASONS: Readonly<Record<Exclusion, string>> = Object.fre
   no_view_url: 'reports no lane view URL',
   not_ready: 'link not ready (disk not reported yet, or a newer link is saying hello)',
   disk_full: 'disk use at or above the limit',
+  kind_not_supported: 'does not run this kind of job',
 });
 
 export interface VerdictWorker extends Omit<SchedulableWorker, 'last_seen_ms'> {

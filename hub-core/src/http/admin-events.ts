@@ -10,6 +10,7 @@ import type { StatsSampler } from '../hub/stats.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobRow, JobStore } from '../ports/job-store.ts';
 import { HUB_HISTORY_S, type Registry } from '../ports/registry.ts';
+import type { AdminEventJson } from '../wire/json.ts';
 import { hubJson, jobSummaryJson, workerJson } from './json.ts';
 
 const DEBOUNCE_MS = 250;
@@ -82,7 +83,7 @@ export class AdminEventStream {
     });
   }
 
-  private async snapshot(): Promise<Record<string, unknown>> {
+  private async snapshot(): Promise<AdminEventJson> {
     const d = this.d;
     try {
       const [view, hubs, counts] = await Promise.all([d.fleetView.read(), d.registry.listHubs(d.clock.now(), HUB_HISTORY_S), d.reads.countByStatus()]);
@@ -101,7 +102,7 @@ export class AdminEventStream {
     }
   }
 
-  private broadcast(msg: Record<string, unknown>): void {
+  private broadcast(msg: AdminEventJson): void {
     const text = JSON.stringify(msg);
     for (const ws of this.clients) if (ws.readyState === ws.OPEN) ws.send(text);
   }

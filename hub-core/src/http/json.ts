@@ -2,11 +2,12 @@
 import type { FleetWorker } from '../hub/fleet-view.ts';
 import type { JobRow, JobSummaryRow } from '../ports/job-store.ts';
 import type { HubRow } from '../ports/registry.ts';
+import type { HubJson, JobSummaryJson, WorkerJson } from '../wire/json.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /** A job as lists and the console's live feed carry it: no spec, no result (GET /jobs/:id has them). */
-export function jobSummaryJson(j: JobSummaryRow) {
+export function jobSummaryJson(j: JobSummaryRow): JobSummaryJson {
   return {
     id: j.id,
     kind: j.kind,
@@ -20,7 +21,7 @@ export function jobSummaryJson(j: JobSummaryRow) {
     novnc_url: j.novnc_url,
     error: j.error,
     attempts: j.attempts,
-    created_at: iso(j.created_at),
+    created_at: new Date(j.created_at).toISOString(),
     assigned_at: iso(j.assigned_at),
     finished_at: iso(j.finished_at),
     deadline_at: iso(j.deadline_at),
@@ -32,7 +33,7 @@ export function jobJson(j: JobRow, extra: Record<string, unknown> = {}) {
   return { ...jobSummaryJson(j), spec: j.spec, result: j.result, ...extra };
 }
 
-export function workerJson(w: FleetWorker) {
+export function workerJson(w: FleetWorker): WorkerJson {
   return {
     worker_id: w.worker_id,
     hub_id: w.hub_id,
@@ -49,10 +50,11 @@ export function workerJson(w: FleetWorker) {
     lan_ip: w.lan_ip,
     hostname: w.hostname,
     lanes: w.lanes.map((l) => ({ index: l.index, view_url: l.view_url, busy: l.busy, job_id: l.job_id })),
+    kinds: w.kinds ?? null,
   };
 }
 
-export function hubJson(h: HubRow, localHubId: string) {
+export function hubJson(h: HubRow, localHubId: string): HubJson {
   return {
     hub_id: h.hub_id,
     url: h.url || null,

@@ -35,6 +35,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
 
   'GET /admin/workers': { group: 'admin' },
   'PATCH /admin/workers/:id': { group: 'admin' },
+  'DELETE /admin/workers/:id': { group: 'admin' },
   'POST /admin/workers/:id/reset-credentials': { group: 'admin' },
   'POST /admin/workers/:id/lanes/:index/view': { group: 'admin' },
   'GET /admin/hubs': { group: 'admin' },

@@ -23,11 +23,12 @@ export class Dispatcher {
 
   /**
    * Pick a worker and hold one of its lanes for `jobId` (synchronously: no pick can race it).
-   * `spec` is what runs (a rerun's resolved spec), so its `timeout_s` sets the deadline.
+   * `runnable` is what runs (a rerun's resolved kind and spec): its kind picks the worker, its `timeout_s` sets the deadline.
    */
-  private reserve(jobId: string, spec: { timeout_s?: number }): Reservation | undefined {
+  private reserve(jobId: string, runnable: RunnableJob): Reservation | undefined {
+    const spec: { timeout_s?: number } = runnable.spec;
     const assignmentId = randomUUID();
-    const held = this.lanes.reserve({ kind: 'job', id: jobId, assignmentId });
+    const held = this.lanes.reserve({ kind: 'job', id: jobId, assignmentId }, undefined, runnable.kind);
     if (!held) return undefined;
     const { link, lane } = held;
     const now = this.clock.now();
@@ -43,7 +44,7 @@ export class Dispatcher {
   async assign(job: JobRow, via: 'inline' | 'redrive'): Promise<AssignOutcome> {
     const runnable = await this.resolve(job.kind, job.spec);
     if (typeof runnable === 'string') return { kind: 'failed', job: await this.ledger.failUnrunnable(job.id, runnable) };
-    const r = this.reserve(job.id, runnable.spec);
+    const r = this.reserve(job.id, runnable);
     if (!r) return { kind: 'no_lane' };
     return this.ledger.claim(job, r, runnable, via);
   }
@@ -54,7 +55,7 @@ export class Dispatcher {
    */
   async submit(req: JobRequest, job: NewJob): Promise<{ job: JobRow; created: boolean; outcome?: AssignOutcome }> {
     const runnable = await this.resolve(req.kind, req.spec as Record<string, unknown>);
-    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable.spec);
+    const r = typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable);
     if (!r) return this.ledger.insertQueued(job);
     return this.ledger.insertRunning(job, r, runnable as RunnableJob);
   }

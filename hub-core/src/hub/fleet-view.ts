@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry, WorkerSnapshot } from '../ports/registry.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 
 export interface FleetWorker extends WorkerSnapshot {
   alive: boolean;
@@ -28,7 +28,7 @@ export class FleetViewReader {
   constructor(
     private readonly config: Config,
     private readonly registry: Registry,
-    private readonly fleet: LocalFleet,
+    private readonly localLinks: LocalLinks,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
@@ -77,8 +77,8 @@ export class FleetViewReader {
     const now = this.clock.now();
     const ttlMs = this.config.workerTtlS * 1000;
     const byId = new Map<string, FleetWorker>();
-    for (const w of remote) byId.set(w.worker_id, { ...w, alive: remoteAsOf - w.last_seen_ms <= ttlMs, local: false });
-    for (const l of this.fleet.all()) byId.set(l.worker_id, { ...l.snapshot(), alive: now - l.last_seen_ms <= ttlMs, local: true });
+    for (const w of remote) byId.set(w.worker_id, { ...w, alive: w.left_at_ms == null && remoteAsOf - w.last_seen_ms <= ttlMs, local: false });
+    for (const l of this.localLinks.all()) byId.set(l.worker_id, { ...l.snapshot(), alive: l.left_at_ms === null && now - l.last_seen_ms <= ttlMs, local: true });
     return [...byId.values()].sort((a, b) => a.worker_id.localeCompare(b.worker_id));
   }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { freeLanes } from '../domain/pick-worker.ts';
 import { PaprikaError } from '../wire/errors.ts';
+import type { WorkKind } from '../wire/work-kinds.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { FleetViewReader } from './fleet-view.ts';
@@ -39,10 +40,10 @@ export class Forwarder {
     return hubs.find((h) => h.hub_id === hubId && h.alive)?.url || undefined;
   }
 
-  /** The live peer whose workers have the most free lanes, from the fleet view. */
-  async bestPeer(): Promise<{ hubId: string; url: string; free: number } | undefined> {
+  /** The live peer whose workers have the most free lanes for `kind`, from the fleet view. */
+  async bestPeer(kind?: WorkKind): Promise<{ hubId: string; url: string; free: number } | undefined> {
     const view = await this.fleetView.read();
-    const cfg = { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now() };
+    const cfg = { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now(), kind };
     const freeByHub = new Map<string, number>();
     for (const w of view.workers) {
       if (w.local || w.hub_id === this.config.hubId) continue;

@@ -13,7 +13,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Claim, Finish, JobRow, JobStore, NewJob, WorkerStatus } from '../ports/job-store.ts';
 import type { HubEvents } from './hub-events.ts';
 import type { LaneBook } from './lane-book.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { HubMetrics } from './metrics.ts';
 import type { WorkerLink } from './worker-link.ts';
 
@@ -38,7 +38,7 @@ export interface Reservation {
 export interface LedgerDeps {
   store: JobStore;
   lanes: LaneBook;
-  fleet: LocalFleet;
+  localLinks: LocalLinks;
   clock: Clock;
   log: Logger;
   events: HubEvents;
@@ -160,7 +160,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     const canceled = await this.d.store.cancelJob(id, this.now());
     if (!canceled) return { job: before, sentToWorker: false };
     this.d.events.jobChanged(canceled);
-    const link = before.status === 'running' && before.worker_id ? this.d.fleet.get(before.worker_id) : undefined;
+    const link = before.status === 'running' && before.worker_id ? this.d.localLinks.get(before.worker_id) : undefined;
     const sent = link ? await link.cancel(id, 'canceled by request') : false;
     return { job: canceled, sentToWorker: sent };
   }
@@ -168,7 +168,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
   /** A peer hub canceled a job whose worker links here: pass the cancel on (the row is already canceled). */
   async cancelOnWorker(id: string): Promise<boolean> {
     const job = await this.d.store.getJob(id);
-    const link = job?.worker_id ? this.d.fleet.get(job.worker_id) : undefined;
+    const link = job?.worker_id ? this.d.localLinks.get(job.worker_id) : undefined;
     return link ? link.cancel(id, 'canceled by request') : false;
   }
 
@@ -194,7 +194,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     this.d.log.warn({ job_id: a.job_id, reason: a.reason, error: a.error }, 'reconciler failed a stale job');
     this.d.events.jobChanged(failed);
     this.d.metrics.reconcilerActions.inc({ reason: a.reason });
-    if (a.kind === 'fail_running' && a.worker_id) await this.d.fleet.get(a.worker_id)?.cancel(a.job_id, a.error);
+    if (a.kind === 'fail_running' && a.worker_id) await this.d.localLinks.get(a.worker_id)?.cancel(a.job_id, a.error);
     return failed;
   }
 
@@ -239,5 +239,10 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
   /** An operator's drain/standby/active, durable first: it outlives the link and this hub (re-read at every hello). */
   recordWorkerStatus(workerId: string, status: WorkerStatus, actor: string): Promise<void> {
     return this.d.store.setWorkerStatus(workerId, status, actor, this.now());
+  }
+
+  /** An operator forgot an offline worker: its stored status goes, the audit says who and what it was. */
+  recordWorkerForgotten(workerId: string, actor: string, details: Record<string, unknown>): Promise<void> {
+    return this.d.store.forgetWorker(workerId, actor, details, this.now());
   }
 }

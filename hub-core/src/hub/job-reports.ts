@@ -45,7 +45,12 @@ export class JobReports {
       return;
     }
     // Assets only for a run still open: a repeated result of a finished run stores nothing.
-    if (held || row?.status === 'running') for (const a of msg.assets ?? []) await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64'));
+    if (held || row?.status === 'running') {
+      for (const a of msg.assets ?? []) {
+        // A lost asset must not lose the result: a put that throws would leave it unacked, sent again forever.
+        await assets.put(msg.job_id, a.name, a.content_type, Buffer.from(a.data_base64, 'base64')).catch((err: unknown) => this.d.log.warn({ job_id: msg.job_id, asset: a.name, err: String(err) }, 'asset not stored'));
+      }
+    }
     await this.d.ledger.finish(link, msg.job_id, { assignmentId: msg.assignment_id, status: msg.status, result: msg.result ?? null, error: msg.error ?? null });
     this.d.publisher.mark(link);
   }

@@ -1,5 +1,7 @@
-// POST /jobs and POST /jobs/:id/cancel: insert, try a local lane for up to ASSIGN_WAIT,
-// and otherwise leave the job queued and *released* so redrive may take it at once.
+// POST /jobs and POST /jobs/:id/cancel: insert on a free local lane; else hand it at once to
+// the peer with the most free lanes (one hop, from the fleet-wide view); only when no lane in
+// the fleet is free, wait up to ASSIGN_WAIT for one here, try the peers once more, and
+// otherwise leave the job queued and *released* so redrive may take it at once.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -11,6 +13,14 @@ import type { JobRow } from '../ports/job-store.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { JobLedger } from './job-ledger.ts';
 import type { LaneBook } from './lane-book.ts';
+import type { Hop, PeerRouting } from './peer-routing.ts';
+
+/** A new job: its row, and the peer's answer when a peer took it (the route sends that). */
+export interface Submitted {
+  job: JobRow;
+  created: boolean;
+  placedOnPeer?: unknown;
+}
 
 export class JobService {
   private _stopping = false;
@@ -24,6 +34,7 @@ export class JobService {
     private readonly ledger: JobLedger,
     private readonly lanes: LaneBook,
     private readonly dispatcher: Dispatcher,
+    private readonly peers: Pick<PeerRouting, 'placeOnPeer'>,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
@@ -55,7 +66,8 @@ export class JobService {
     await withDeadline(this.clock, ms, 'inline waits', none).catch(() => {});
   }
 
-  async submit(req: JobRequest, idempotencyKey: string | null, signal?: AbortSignal): Promise<{ job: JobRow; created: boolean }> {
+  /** `hop`: how the request came; a job a peer forwarded is never forwarded again. */
+  async submit(req: JobRequest, idempotencyKey: string | null, signal?: AbortSignal, hop: Hop = { forwarded: true, auth: {} }): Promise<Submitted> {
     if (this._stopping) throw new PaprikaError('shutting_down', null, undefined, 1);
     if (this.queuedEstimate >= this.config.maxQueued) {
       throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
@@ -74,14 +86,22 @@ export class JobService {
       submitted = await this.insert(req, newJob);
     }
     if (submitted.outcome?.kind === 'assigned') return { job: submitted.outcome.job, created: true };
+    // No local lane: a hub whose lanes are busy (or that holds no worker) made every POST wait
+    // the whole ASSIGN_WAIT while peers had idle lanes (8 s on half the requests behind nginx).
+    const early = await this.peers.placeOnPeer(submitted.job, hop);
+    if (early !== undefined) return { job: submitted.job, created: true, placedOnPeer: early };
     this.queuedEstimate++;
     this.inlineWaits++;
+    let job: JobRow;
     try {
-      return { job: await this.assignInline(submitted.job, signal), created: true };
+      job = await this.assignInline(submitted.job, signal);
     } finally {
       this.inlineWaits--;
       if (this.inlineWaits === 0) this.settled?.();
     }
+    // The whole fleet was full: a peer's lane may have freed during the wait.
+    const late = job.status === 'queued' && !this._stopping ? await this.peers.placeOnPeer(job, hop) : undefined;
+    return late === undefined ? { job, created: true } : { job, created: true, placedOnPeer: late };
   }
 
   private async insert(req: JobRequest, newJob: Parameters<Dispatcher['submit']>[1]) {

@@ -4,7 +4,8 @@
 // (the redrive loop listens). Callers never pair a release with a wake-up by hand.
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../ports/clock.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { WorkKind } from '../wire/work-kinds.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { LaneHold, WorkerLink } from './worker-link.ts';
 
 export interface LaneReservation {
@@ -20,15 +21,18 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
   private readonly waiters: Waiter[] = [];
 
   constructor(
-    private readonly fleet: LocalFleet,
+    private readonly localLinks: LocalLinks,
     private readonly clock: Clock,
   ) {
     super();
   }
 
-  /** Pick a worker and hold one of its lanes; undefined when no lane is free. `skip`: workers this caller already tried. */
-  reserve(hold: LaneHold, skip?: ReadonlySet<string>): LaneReservation | undefined {
-    const link = this.fleet.pick(skip);
+  /**
+   * Pick a worker whose lanes run `work` (unset: any) and hold one of its lanes; undefined
+   * when no such lane is free. `skip`: workers this caller already tried.
+   */
+  reserve(hold: LaneHold, skip?: ReadonlySet<string>, work?: WorkKind): LaneReservation | undefined {
+    const link = this.localLinks.pick(skip, work);
     if (!link) return undefined;
     const lane = link.holdLane(hold);
     return lane === undefined ? undefined : { link, lane };

@@ -9,7 +9,7 @@ import type { Registry } from '../ports/registry.ts';
 import type { HubEvents } from './hub-events.ts';
 import type { JobLedger } from './job-ledger.ts';
 import type { LaneBook } from './lane-book.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 import type { HubMetrics } from './metrics.ts';
 import type { RecycleCounter } from './recycle-counter.ts';
 import type { RegistryPublisher } from './registry-publisher.ts';
@@ -22,7 +22,7 @@ export interface LinkDeps {
   store: JobStore;
   registry: Registry;
   assets: AssetStore;
-  fleet: LocalFleet;
+  localLinks: LocalLinks;
   lanes: LaneBook;
   ledger: JobLedger;
   sessions: SessionService;

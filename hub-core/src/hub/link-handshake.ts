@@ -9,6 +9,10 @@ import { WorkerLink, type LinkSocket } from './worker-link.ts';
 
 /** Close code of a link whose hello did not prove its worker id (the HTTP 401 of links). */
 export const LINK_UNAUTHORIZED = 4401;
+/** Close code of a hello for an id another running agent holds a live link for (the 409 of links). */
+export const LINK_ID_IN_USE = 4409;
+/** How long the current link of an id has to answer a ping before a different agent may take the id over. */
+const LIVE_LINK_PING_MS = 2000;
 
 type Hello = Extract<WorkerMessage, { type: 'hello' }>;
 
@@ -38,6 +42,7 @@ export class LinkHandshake {
         socket.close(LINK_UNAUTHORIZED, verdict.code);
         return 'refused';
       }
+      if (await this.heldByAnotherAgent(socket, workerId, msg.instance, remote)) return 'refused';
       await this.link(socket, msg, created);
       return 'linked';
     } catch (err) {
@@ -46,21 +51,39 @@ export class LinkHandshake {
       socket.close(1011, 'hello failed');
       // An old link this hello superseded is dead (the worker holds one link at a time):
       // close it too rather than keep it, unpickable, until the worker's next hello.
-      const old = this.d.fleet.get(workerId);
+      const old = this.d.localLinks.get(workerId);
       if (old?.superseded) old.close(4001, 'replaced by a new link');
       return 'failed';
     }
   }
 
+  /**
+   * Two agents with one id (two on a host with the same --lan-ip and data dir) knocked each
+   * other off every ~200 ms, forever, saying nothing. A hello from a different agent process
+   * than the current link's is refused while that link answers a ping; the same process
+   * re-linking, or a new one replacing a dead link (no pong), takes over at once as before.
+   */
+  private async heldByAnotherAgent(socket: LinkSocket, workerId: string, instance: string | undefined, remote: string | undefined): Promise<boolean> {
+    const current = this.d.localLinks.get(workerId);
+    if (!current || current.isOn(socket) || current.superseded || current.left_at_ms !== null) return false;
+    if (!instance || !current.instance || current.instance === instance) return false;
+    if (!(await current.answersPing(LIVE_LINK_PING_MS))) return false;
+    const message = `worker id ${workerId} is in use by another running agent (linked from ${current.meta.lanIp || 'another address'}); give each agent on one host its own --worker-id (and --data-dir), or its own --lan-ip`;
+    this.d.log.warn({ worker_id: workerId, remote, current_instance: current.instance, refused_instance: instance }, 'link refused: the worker id is in use by another agent');
+    await sendError(socket, message, { code: 'worker_id_in_use', worker_id: workerId });
+    socket.close(LINK_ID_IN_USE, 'worker_id_in_use');
+    return true;
+  }
+
   private async link(socket: LinkSocket, msg: Hello, created: (link: WorkerLink) => void): Promise<WorkerLink> {
-    const { config, store, registry, fleet, lanes, clock } = this.d;
+    const { config, store, registry, localLinks, lanes, clock } = this.d;
     const helloAt = new Date(clock.now());
     // The worker holds one link at a time: from now on a job sent over the old one would be
     // lost until the next hello, so the old one takes no more work.
-    const old = fleet.get(msg.worker_id);
+    const old = localLinks.get(msg.worker_id);
     if (old && !old.isOn(socket)) old.supersede();
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
-    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now());
+    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now(), { kinds: msg.kinds, instance: msg.instance });
     link.report(msg);
     created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s
@@ -77,14 +100,14 @@ export class LinkHandshake {
     await this.d.ledger.settleRelinked(link, { known, fresh: msg.fresh !== false, helloAt });
     // A link that closed during its hello must not replace (and close) a newer, working one.
     if (!socket.open) throw new Error('link closed during hello');
-    const previous = fleet.add(link);
+    const previous = localLinks.add(link);
     if (previous && previous !== link) previous.close(4001, 'replaced by a new link');
     lanes.offer(link.freeLaneCount);
     await registry.setOwner(msg.worker_id, config.hubId);
     this.d.publisher.mark(link);
     this.d.recycles.hello(msg.worker_id, msg.fresh !== false);
     await link.welcome({ worker_id: msg.worker_id, hub_id: config.hubId, heartbeat_s: config.heartbeatS, status, view_key: link.view_key, url_policy: this.d.urls.lists() });
-    this.d.metrics.localWorkers.set(fleet.size);
+    this.d.metrics.localWorkers.set(localLinks.size);
     this.d.log.info({ worker_id: msg.worker_id, lanes: msg.capabilities.max_concurrent, status, adopted: link.in_flight }, 'worker linked');
     this.d.events.workersChanged();
     return link;

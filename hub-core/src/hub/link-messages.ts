@@ -44,14 +44,22 @@ export class LinkMessages {
       case 'error':
         this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
         return;
+      case 'goodbye':
+        // Written through at once: other hubs read the registry, and must not count it alive until WORKER_TTL.
+        link.leave(this.d.clock.now());
+        this.d.publisher.mark(link);
+        await this.d.publisher.flush();
+        this.d.log.info({ worker_id: link.worker_id, reason: msg.reason }, 'worker said goodbye');
+        this.d.events.workersChanged();
+        return;
     }
   }
 
   async onClose(link: WorkerLink): Promise<void> {
-    const { fleet, registry, config, log } = this.d;
+    const { localLinks, registry, config, log } = this.d;
     this.d.sessions.onLinkClosed(link);
-    if (!fleet.remove(link)) return; // replaced by a newer link of the same worker
-    this.d.metrics.localWorkers.set(fleet.size);
+    if (!localLinks.remove(link)) return; // replaced by a newer link of the same worker
+    this.d.metrics.localWorkers.set(localLinks.size);
     // Its running jobs stay running: the reconciler fails them only after ORPHAN_GRACE, so a
     // worker that re-links in time keeps them.
     await this.d.publisher.flush();

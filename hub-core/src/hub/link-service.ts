@@ -11,7 +11,7 @@ import { LinkMessages } from './link-messages.ts';
 import type { LinkDeps } from './link-deps.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
-export { LINK_UNAUTHORIZED } from './link-handshake.ts';
+export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
 export type { LinkDeps } from './link-deps.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -27,6 +27,19 @@ function socketOf(ws: WebSocket): LinkSocket {
         ws.send(text, (err) => (err ? reject(err) : resolve()));
       }),
     close: (code, reason) => ws.close(code, reason),
+    answersPing: (ms) =>
+      new Promise((resolve) => {
+        if (ws.readyState !== ws.OPEN) return resolve(false);
+        const done = (alive: boolean) => {
+          clearTimeout(timer);
+          ws.off('pong', onPong);
+          resolve(alive);
+        };
+        const onPong = () => done(true);
+        const timer = setTimeout(() => done(false), ms);
+        ws.on('pong', onPong);
+        ws.ping();
+      }),
     get open() {
       return ws.readyState === ws.OPEN;
     },
@@ -126,7 +139,7 @@ export class LinkService {
 
   /** Apply a status change to the worker if it links here; false when it does not. */
   async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
-    const link = this.d.fleet.get(workerId);
+    const link = this.d.localLinks.get(workerId);
     if (!link) return false;
     await link.pushStatus(status);
     this.d.publisher.mark(link);

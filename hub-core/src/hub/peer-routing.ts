@@ -8,6 +8,12 @@ import type { JobRow } from '../ports/job-store.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { Forwarder, ForwardResponse } from './forwarder.ts';
+import { WORK_KINDS, type WorkKind } from '../wire/work-kinds.ts';
+
+/** A job's kind as work a lane runs; a rerun's is known only once resolved (any, here). */
+function workKindOf(kind: string): WorkKind | undefined {
+  return (WORK_KINDS as readonly string[]).includes(kind) ? (kind as WorkKind) : undefined;
+}
 
 /** How a request reached this hub: forwarded by a peer or not, and the caller's Authorization. */
 export interface Hop {
@@ -34,10 +40,10 @@ export class PeerRouting {
     return owner && owner !== this.d.config.hubId ? this.d.forwarder.hubUrl(owner) : undefined;
   }
 
-  /** A new job still queued after the local wait: one hop to the peer with the most free lanes. Its answer, or undefined (the job stays queued here). */
+  /** A new job no local lane took: one hop to the peer with the most free lanes for its kind. Its answer, or undefined (the job stays queued here). */
   async placeOnPeer(job: JobRow, hop: Hop): Promise<unknown> {
     if (hop.forwarded || job.status !== 'queued') return undefined;
-    const peer = await this.d.forwarder.bestPeer().catch(() => undefined);
+    const peer = await this.d.forwarder.bestPeer(workKindOf(job.kind)).catch(() => undefined);
     if (!peer) return undefined;
     const res = await this.d.forwarder.forward('jobs.assign', peer.url, 'POST', `/internal/jobs/${job.id}/assign`, {}).catch(() => undefined);
     return res?.status === 200 ? res.body : undefined;
@@ -62,7 +68,7 @@ export class PeerRouting {
   /** No free lane here for a new session: the peer with the most free lanes opens it, or undefined. */
   async openSessionOnPeer(body: unknown, hop: Hop): Promise<ForwardResponse | undefined> {
     if (hop.forwarded) return undefined;
-    const peer = await this.d.forwarder.bestPeer().catch(() => undefined);
+    const peer = await this.d.forwarder.bestPeer('session').catch(() => undefined);
     return peer ? this.d.forwarder.forward('sessions.open', peer.url, 'POST', '/sessions', body, hop.auth) : undefined;
   }
 

@@ -51,13 +51,17 @@ export class SessionService {
     return this.local.size;
   }
 
-  /** Holds one local lane, waiting up to ASSIGN_WAIT for one; undefined when none freed. */
-  async open(idleS: number, signal?: AbortSignal): Promise<OpenedSession | undefined> {
+  /**
+   * Holds one local lane, waiting up to `waitS` (ASSIGN_WAIT) for one; undefined when none
+   * freed. `refused`: workers that refused this request's session_open already (one request
+   * may try here twice: at once, then after asking the peers); they are not asked again.
+   */
+  async open(idleS: number, signal?: AbortSignal, o: { waitS?: number; refused?: Set<string> } = {}): Promise<OpenedSession | undefined> {
     const sessionId = randomUUID();
-    const until = this.clock.now() + this.config.assignWaitS * 1000;
-    const refused = new Set<string>();
+    const until = this.clock.now() + (o.waitS ?? this.config.assignWaitS) * 1000;
+    const refused = o.refused ?? new Set<string>();
     for (;;) {
-      const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused);
+      const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused, 'session');
       if (held) {
         const { link, lane } = held;
         const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));

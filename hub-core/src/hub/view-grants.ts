@@ -6,7 +6,7 @@ import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { Forwarder } from './forwarder.ts';
-import type { LocalFleet } from './local-fleet.ts';
+import type { LocalLinks } from './local-links.ts';
 
 export interface ViewGrantRequest {
   workerId: string;
@@ -22,10 +22,10 @@ export interface ViewGrantRequest {
 export type ViewGrantAnswer = { status: number; body: unknown };
 
 export class ViewGrants {
-  constructor(private readonly d: { config: Pick<Config, 'hubId'>; fleet: LocalFleet; registry: Registry; forwarder: Forwarder; clock: Clock }) {}
+  constructor(private readonly d: { config: Pick<Config, 'hubId'>; localLinks: LocalLinks; registry: Registry; forwarder: Forwarder; clock: Clock }) {}
 
   async grant(r: ViewGrantRequest): Promise<ViewGrantAnswer> {
-    const link = this.d.fleet.get(r.workerId);
+    const link = this.d.localLinks.get(r.workerId);
     if (link) {
       if (r.lane >= link.max_concurrent) throw new PaprikaError('not_found', { worker_id: r.workerId, lane: r.lane }, 'No such lane');
       const base = link.viewUrl(r.lane);

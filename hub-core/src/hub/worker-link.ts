@@ -18,6 +18,8 @@ export interface LaneHold {
 export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
+  /** True when the other end answers a WebSocket ping within ms (a live process, not a half-open socket). */
+  answersPing?(ms: number): Promise<boolean>;
   /** False once the socket closes (or starts closing). */
   readonly open: boolean;
 }
@@ -35,8 +37,14 @@ export class WorkerLink implements SchedulableWorker {
   private _cpu_pct = 0;
   private _mem_pct = 0;
   private _last_seen_ms: number;
+  /** When the worker said goodbye (a graceful stop): offline fleet-wide from then on. */
+  private _left_at_ms: number | null = null;
   /** Signs this link's live-view tokens; sent in welcome, so it dies with the link. */
   readonly view_key = newViewKey();
+  /** The work its lanes run (hello's `kinds`); null: not declared, taken as any. */
+  readonly kinds: readonly string[] | null;
+  /** The agent process behind this link (hello's `instance`); null from an agent that does not say. */
+  readonly instance: string | null;
   private readonly holds: Array<LaneHold | null>;
   private busy = 0;
   /** What the scheduler reads: frozen, rebuilt after any change. */
@@ -49,7 +57,10 @@ export class WorkerLink implements SchedulableWorker {
     readonly meta: { lanIp: string; hostname: string; hubId: string },
     status: string,
     now: number,
+    declared: { kinds?: readonly string[] | null; instance?: string | null } = {},
   ) {
+    this.kinds = declared.kinds ?? null;
+    this.instance = declared.instance ?? null;
     this._status = status;
     this._last_seen_ms = now;
     this.holds = Array.from({ length: capabilities.max_concurrent }, () => null);
@@ -72,6 +83,9 @@ export class WorkerLink implements SchedulableWorker {
   }
   get superseded(): boolean {
     return this._superseded;
+  }
+  get left_at_ms(): number | null {
+    return this._left_at_ms;
   }
   get ready(): boolean {
     return this.diskKnown && !this._superseded;
@@ -117,6 +131,8 @@ export class WorkerLink implements SchedulableWorker {
       disk_pct: this._disk_pct,
       ready: this.ready,
       last_seen_ms: this._last_seen_ms,
+      kinds: this.kinds,
+      left_at_ms: this._left_at_ms,
     });
     return this.view;
   }
@@ -149,6 +165,12 @@ export class WorkerLink implements SchedulableWorker {
   /** A newer link of this worker said hello: this one takes no more work. */
   supersede(): void {
     this._superseded = true;
+    this.view = undefined;
+  }
+
+  /** The worker said goodbye: not alive from now on, whatever its last heartbeat. */
+  leave(now: number): void {
+    this._left_at_ms = now;
     this.view = undefined;
   }
 
@@ -248,6 +270,11 @@ export class WorkerLink implements SchedulableWorker {
     this.socket.close(code, reason);
   }
 
+  /** True when the worker answers a WebSocket ping within ms (its process runs; the socket is not half-open). */
+  answersPing(ms: number): Promise<boolean> {
+    return this.socket.answersPing?.(ms) ?? Promise.resolve(false);
+  }
+
   private quietly(body: HubMessageBody): Promise<boolean> {
     return this.socket.send(encode(body)).then(
       () => true,
@@ -273,6 +300,8 @@ export class WorkerLink implements SchedulableWorker {
       version: this.capabilities.version,
       platform: this.capabilities.platform,
       lanes: this.lanes(),
+      kinds: this.kinds ? [...this.kinds] : null,
+      left_at_ms: this.left_at_ms,
     };
   }
 }

@@ -3,18 +3,18 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { HubEvents } from '../hub/hub-events.ts';
-import type { LocalFleet } from '../hub/local-fleet.ts';
+import type { LocalLinks } from '../hub/local-links.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import { PeriodicLoop } from './periodic-loop.ts';
 
-export function hubHeartbeatLoop(d: { config: Config; registry: Registry; fleet: LocalFleet; clock: Clock; log: Logger; events: HubEvents; startedAt: number }): PeriodicLoop {
-  const { config, registry, fleet, clock, log, events, startedAt } = d;
+export function hubHeartbeatLoop(d: { config: Config; registry: Registry; localLinks: LocalLinks; clock: Clock; log: Logger; events: HubEvents; startedAt: number }): PeriodicLoop {
+  const { config, registry, localLinks, clock, log, events, startedAt } = d;
   return new PeriodicLoop(
     'hub-heartbeat',
     config.hubHeartbeatS * 1000,
     async () => {
-      await registry.heartbeatHub({ hub_id: config.hubId, url: config.hubUrl, started_at: startedAt, workers: fleet.size, free_lanes: fleet.freeLanes() }, config.hubTtlS, clock.now());
+      await registry.heartbeatHub({ hub_id: config.hubId, url: config.hubUrl, started_at: startedAt, workers: localLinks.size, free_lanes: localLinks.freeLanes() }, config.hubTtlS, clock.now());
       events.hubsChanged();
     },
     clock,

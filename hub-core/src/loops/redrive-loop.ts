@@ -7,14 +7,14 @@ import { decideRedrive } from '../domain/redrive.ts';
 import type { Dispatcher } from '../hub/dispatcher.ts';
 import type { JobLedger } from '../hub/job-ledger.ts';
 import type { LaneBook } from '../hub/lane-book.ts';
-import type { LocalFleet } from '../hub/local-fleet.ts';
+import type { LocalLinks } from '../hub/local-links.ts';
 import type { HubMetrics } from '../hub/metrics.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { PeriodicLoop } from './periodic-loop.ts';
 
-export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFleet; lanes: LaneBook; ledger: JobLedger; dispatcher: Dispatcher; clock: Clock; log: Logger; metrics: HubMetrics }): PeriodicLoop {
-  const { config, store, fleet, lanes, ledger, dispatcher, clock, log, metrics } = d;
+export function redriveLoop(d: { config: Config; store: JobStore; localLinks: LocalLinks; lanes: LaneBook; ledger: JobLedger; dispatcher: Dispatcher; clock: Clock; log: Logger; metrics: HubMetrics }): PeriodicLoop {
+  const { config, store, localLinks, lanes, ledger, dispatcher, clock, log, metrics } = d;
   // A freed lane wakes the loop only while queued jobs may exist: with an empty queue, every
   // job result would otherwise cost a pointless read.
   let maybeQueued = true;
@@ -22,7 +22,7 @@ export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFl
     'redrive',
     config.queueRedriveIntervalS * 1000,
     async (signal) => {
-      let free = fleet.freeLanes();
+      let free = localLinks.freeLanes();
       if (free === 0) return; // pick_worker() would return at once
       // Read a little more than we can place: some rows are gated or lost to other hubs.
       const rows = await store.listQueued(Math.min(1000, free * 4 + 16));
@@ -38,8 +38,9 @@ export function redriveLoop(d: { config: Config; store: JobStore; fleet: LocalFl
           assigned++;
           metrics.redriveAssigned.inc();
         }
-        if (outcome.kind === 'no_lane') break;
-        free = fleet.freeLanes();
+        // No free lane runs this one (its kind): the next job may fit.
+        if (outcome.kind === 'no_lane') continue;
+        free = localLinks.freeLanes();
       }
       if (assigned > 0) log.info({ assigned, considered: rows.length }, 'redrive assigned queued jobs');
     },

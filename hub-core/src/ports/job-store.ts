@@ -118,6 +118,8 @@ export interface JobStore {
 
   getWorkerStatus(workerId: string): Promise<WorkerStatus | undefined>;
   setWorkerStatus(workerId: string, status: WorkerStatus, actor: string, now: Date): Promise<void>;
+  /** An operator forgot an offline worker: its stored status goes, the audit log says who and what it was. */
+  forgetWorker(workerId: string, actor: string, details: Record<string, unknown>, now: Date): Promise<void>;
   listAudit(limit: number): Promise<AuditEntry[]>;
 
   ping(): Promise<void>;

@@ -21,6 +21,10 @@ export interface WorkerSnapshot {
   version: string;
   platform: string;
   lanes: LaneState[];
+  /** The work its lanes run, from hello; null: not declared (any). */
+  kinds?: string[] | null;
+  /** Epoch ms of its goodbye (a graceful stop): offline from then on, whatever its last heartbeat. */
+  left_at_ms?: number | null;
 }
 
 export interface HubInfo {
@@ -50,6 +54,8 @@ export interface Registry {
   /** Write workers' hashes and refresh their `:online` TTLs, in one round trip (coalesced heartbeats). */
   publishWorkers(ws: WorkerSnapshot[]): Promise<void>;
   setOwner(workerId: string, hubId: string): Promise<void>;
+  /** Remove a worker from the fleet (its hash, online and owner keys, its index entry); false if it was not there. */
+  forgetWorker(workerId: string): Promise<boolean>;
   getOwner(workerId: string): Promise<string | undefined>;
   /** Compare-and-delete: only the hub that wrote the owner may release it. */
   releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean>;

@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   worker_proof_invalid: { status: 401, message: "The link's proof does not match this worker id's credential" },
   rate_limited: { status: 429, message: 'Too many requests; retry later' },
   worker_offline: { status: 409, message: 'The worker is not linked to a live hub' },
+  worker_alive: { status: 409, message: 'The worker is alive: only an offline worker can be forgotten (stop it first)' },
   payload_too_large: { status: 413, message: 'Request body too large' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used for a different request' },
   unsupported_media_type: { status: 415, message: 'Expected application/json' },

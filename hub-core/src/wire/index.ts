@@ -11,4 +11,5 @@ export * from './random.ts';
 export * from './url-policy.ts';
 export * from './version.ts';
 export * from './view-token.ts';
+export * from './work-kinds.ts';
 export * from './worker-proof.ts';

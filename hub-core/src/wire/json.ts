@@ -1,6 +1,7 @@
-// The JSON the HTTP API answers with for jobs and sessions, as its callers see it (dates as
-// ISO strings): one definition for the client SDK and the console. The hub's own row type,
-// with Dates and the columns the API does not show, is JobRow in ports/job-store.ts.
+// The JSON the HTTP API answers with (jobs, sessions, workers, hubs, stats, the console's live
+// feed), as its callers see it (dates as ISO strings): one definition for the hub's http/json.ts,
+// the client SDK and the console. The hub's own row types, with Dates and the columns the API
+// does not show, are JobRow (ports/job-store.ts) and WorkerSnapshot/HubRow (ports/registry.ts).
 import type { JobStatus } from './job-spec.ts';
 
 export type { JobStatus };
@@ -41,3 +42,101 @@ export interface SessionJson {
   hub_id: string;
   novnc_url: string | null;
 }
+
+/** One lane of a worker as /admin/workers and the live feed show it. */
+export interface LaneJson {
+  index: number;
+  /** The bare view URL: it opens nothing without a token (POST …/lanes/:index/view grants one). */
+  view_url: string | null;
+  busy: boolean;
+  job_id: string | null;
+}
+
+/** POST /admin/workers/:id/lanes/:index/view: the view URL with a token, usable until expires_at. */
+export interface LaneViewGrantJson {
+  url: string;
+  expires_at: string;
+}
+
+/**
+ * A worker in GET /admin/workers and the console's snapshot. Worker status names are plain
+ * strings on purpose: the list of valid ones comes from GET /admin/config. The numbers a worker
+ * has not reported (yet) may be null.
+ */
+export interface WorkerJson {
+  worker_id: string;
+  hub_id: string | null;
+  status: string;
+  alive: boolean;
+  in_flight: number;
+  max_concurrent: number;
+  disk_pct: number | null;
+  cpu_pct: number | null;
+  mem_pct: number | null;
+  last_seen: string;
+  version: string | null;
+  platform: string | null;
+  lan_ip: string;
+  hostname: string;
+  lanes: LaneJson[];
+  /** The work its lanes run (hello's `kinds`); null: not declared, taken as any; absent from an older hub. */
+  kinds?: string[] | null;
+}
+
+/** GET /admin/workers: the fleet-wide view, and whether it is the last good one (Redis slow). */
+export interface WorkersPageJson {
+  workers: WorkerJson[];
+  as_of: string;
+  stale: boolean;
+}
+
+/** A hub in GET /admin/hubs and the console's snapshot; `local`: the hub that answered. */
+export interface HubJson {
+  hub_id: string;
+  url: string | null;
+  alive: boolean;
+  last_seen: string;
+  started_at: string | null;
+  workers: number;
+  free_lanes: number;
+  local: boolean;
+}
+
+export type JobCountsJson = Record<string, number>;
+
+/** The hub's count of lanes that take work, and why the other workers do not (its scheduler's own filters). */
+export interface CapacityJson {
+  capacity: number;
+  in_flight: number;
+  accepting: number;
+  excluded: Partial<Record<string, number>>;
+  queued: number;
+}
+
+/** GET /admin/stats. */
+export interface StatsJson {
+  counts: JobCountsJson;
+  throughput: Array<{ minute: string; succeeded: number; failed: number }>;
+  series: Array<{ t: string; queued: number; in_flight: number; capacity: number }>;
+  capacity?: CapacityJson | null;
+  as_of: string;
+}
+
+/** GET /admin/config. */
+export interface AdminConfigJson {
+  hub_id: string;
+  disk_max_pct: number;
+  worker_ttl_s: number;
+  heartbeat_s: number;
+  statuses: readonly string[];
+  /** What each worker status means, as the hub words it (the console's tooltips). */
+  status_help?: Readonly<Record<string, string>>;
+  job_statuses: readonly string[];
+  version: string;
+}
+
+/** What /admin/events sends the console: a fleet snapshot, a job that changed, or why a snapshot failed. */
+export type AdminEventJson =
+  | { type: 'snapshot'; workers: WorkerJson[]; hubs: HubJson[]; counts: JobCountsJson; capacity?: CapacityJson | null; as_of: string; stale: boolean }
+  | { type: 'job'; job: JobSummaryJson }
+  | { type: 'error'; error: string; details?: unknown };

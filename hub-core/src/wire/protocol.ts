@@ -53,11 +53,17 @@ const Asset = z.strictObject({
 });
 export type Asset = z.infer<typeof Asset>;
 
+/** The work this worker's lanes run (WORK_KINDS; unknown names are kept and never match). Absent: any (an older agent). */
+const WorkKinds = z.array(z.string().min(1).max(50)).max(32);
+
+/** A random id an agent process draws at start: two processes claiming one worker id differ here. */
+const AgentInstance = z.string().regex(/^[0-9a-f]{16,64}$/, 'expected 16 to 64 hex digits');
+
 /** HMAC-SHA256 of the link's challenge (wire/worker-proof.ts), hex. Optional in the schema so a hello without it gets the clear refusal, not a schema error. */
 const LinkProof = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hex digits');
 
 export const WorkerMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
+  z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), instance: AgentInstance.optional(), kinds: WorkKinds.optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
   z.strictObject({
     type: z.literal('heartbeat'),
     v,
@@ -83,6 +89,8 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
   z.strictObject({ type: z.literal('session_closed'), v, session_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000) }),
+  /** A graceful stop, said before the link closes: every hub shows the worker offline at once, not after WORKER_TTL. */
+  z.strictObject({ type: z.literal('goodbye'), v, reason: z.string().max(200) }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 

@@ -83,6 +83,8 @@ export function createApiClient(opts: ApiClientOptions) {
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
     /** Deletes the worker's credential: its id may enroll again (audited at the hub). */
     resetWorkerCredentials: (id: string) => json<{ worker_id: string; had_credential: boolean }>('POST', `/admin/workers/${encodeURIComponent(id)}/reset-credentials`),
+    /** Forgets an offline worker fleet-wide (409 while it is alive; audited at the hub). */
+    forgetWorker: (id: string) => json<{ worker_id: string; forgotten: boolean }>('DELETE', `/admin/workers/${encodeURIComponent(id)}`),
     /** A lane's live view with a short-lived token: the bare view_url opens nothing. */
     laneView: (id: string, lane: number) => json<LaneViewGrant>('POST', `/admin/workers/${encodeURIComponent(id)}/lanes/${lane}/view`),
     jobs: (q: { status?: string; limit?: number; before?: string }) => {

@@ -16,7 +16,7 @@ function statusChange(details: unknown): string {
   return typeof d.to === 'string' ? `${typeof d.from === 'string' ? d.from : '?'} → ${d.to}` : JSON.stringify(details);
 }
 
-export function WorkerDrawer({ onResetCredentials }: { onResetCredentials(id: string): void }) {
+export function WorkerDrawer({ onResetCredentials, onForget }: { onResetCredentials(id: string): void; onForget(id: string): void }) {
   const actions = useActions();
   const id = useStore(workerDetailStore, (s) => s.openId);
   const d = useStore(workerDetailStore, (s) => s.detail);
@@ -52,6 +52,8 @@ export function WorkerDrawer({ onResetCredentials }: { onResetCredentials(id: st
             <dd className="mono">{w?.version ?? '—'}</dd>
             <dt>Platform</dt>
             <dd>{w?.platform ?? '—'}</dd>
+            <dt>Kinds</dt>
+            <dd data-testid="drawer-kinds-declared">{w?.kinds ? w.kinds.join(', ') : 'every kind (none declared)'}</dd>
             <dt>Kinds run</dt>
             <dd data-testid="drawer-kinds">{d.kinds_run.length ? d.kinds_run.join(', ') : 'none in its last jobs'}</dd>
           </dl>
@@ -79,7 +81,12 @@ export function WorkerDrawer({ onResetCredentials }: { onResetCredentials(id: st
           <p>
             <button className="btn small" onClick={() => onResetCredentials(id)} data-testid="reset-credentials" title="Let this worker id enroll again (after a lost credential file or a replaced machine)">
               Reset credentials…
-            </button>
+            </button>{' '}
+            {w && !w.alive && (
+              <button className="btn small" onClick={() => (onForget(id), actions.openWorker(null))} data-testid="forget-worker" title="Remove this offline worker from the fleet now (it comes back if it links again)">
+                Forget
+              </button>
+            )}
           </p>
           <h3>Last {d.vitals.length} heartbeat samples</h3>
           <Sparkline label="disk" values={spark.disk} />

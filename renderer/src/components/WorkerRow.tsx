@@ -85,7 +85,10 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
         {ageText(w.last_seen, now)}
       </div>
       <div className="mono dim">{w.version ?? '—'}</div>
-      <div className="dim">{w.platform ?? '—'}</div>
+      <div className="dim" data-testid="worker-kinds" title={w.kinds ? `runs: ${w.kinds.join(', ')}` : 'runs any kind (not declared)'}>
+        {w.platform ?? '—'}
+        {w.kinds ? ` · ${w.kinds.join(', ')}` : ''}
+      </div>
       <LaneLinks workerId={w.worker_id} lanes={w.lanes} />
     </div>
   );

@@ -23,7 +23,7 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; title?: string }> = [
   { key: 'mem_pct', label: 'Mem' },
   { key: 'last_seen', label: 'Heartbeat', title: 'time since the last heartbeat' },
   { key: 'version', label: 'Version' },
-  { key: 'platform', label: 'Platform' },
+  { key: 'platform', label: 'Platform · kinds', title: 'platform, and the work its lanes run' },
   { key: null, label: 'Lanes', title: 'live views; filled = busy' },
 ];
 

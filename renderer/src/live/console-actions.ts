@@ -155,6 +155,17 @@ export class ConsoleActions {
     if (hash !== location.hash) history.replaceState(null, '', hash);
   }
 
+  /** An offline worker leaves the table now (the hub refuses a live one with 409). */
+  async forgetWorker(workerId: string): Promise<void> {
+    fleetStore.getState().setActionError(null);
+    try {
+      await this.client.forgetWorker(workerId);
+      fleetStore.getState().removeWorker(workerId);
+    } catch (err) {
+      fleetStore.getState().setActionError(`${workerId} → forget: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   async openJob(id: string): Promise<void> {
     jobsStore.getState().select(id);
     this.syncJobsUrl();

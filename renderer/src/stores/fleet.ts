@@ -18,6 +18,7 @@ export interface FleetState {
   setWorkers(workers: Worker[], asOf: string, stale: boolean): void;
   setCapacity(capacity: Capacity | null): void;
   patchWorker(row: Partial<Worker> & { worker_id: string }): void;
+  removeWorker(id: string): void;
   setFilter(patch: Partial<WorkerFilter>): void;
   sortBy(key: SortKey): void;
   setPending(id: string, status: string | null): void;
@@ -42,6 +43,7 @@ export const fleetStore = createStore<FleetState>()((set) => ({
   setCapacity: (capacity) => set({ capacity }),
   patchWorker: (row) =>
     set((s) => ({ workers: s.workers.map((w) => (w.worker_id === row.worker_id ? { ...w, ...row, lanes: row.lanes ?? w.lanes } : w)) })),
+  removeWorker: (id) => set((s) => ({ workers: s.workers.filter((w) => w.worker_id !== id) })),
   setFilter: (patch) => set((s) => ({ filter: { ...s.filter, ...patch } })),
   sortBy: (key) => set((s) => ({ sort: toggleSort(s.sort, key) })),
   setPending: (id, status) =>

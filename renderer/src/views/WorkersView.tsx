@@ -27,7 +27,7 @@ export function WorkersView() {
   const cancel = useCallback(() => setConfirm(null), []);
   const onResetCredentials = useCallback((id: string) => setResetting(id), []);
   const cancelReset = useCallback(() => setResetting(null), []);
-  const onOpen = useCallback((id: string) => actions.openWorker(id), [actions]);
+  const onForget = useCallback((id: string) => void actions.forgetWorker(id), [actions]);
 
   return (
     <section className="view view-workers">
@@ -41,7 +41,7 @@ export function WorkersView() {
         </div>
       )}
       <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onOpen={onOpen} />
-      <WorkerDrawer onResetCredentials={onResetCredentials} />
+      <WorkerDrawer onResetCredentials={onResetCredentials} onForget={onForget} />
       {confirm && (
         <ConfirmDialog
           title={`Set ${confirm.workerId} to ${confirm.status}?`}

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRegistry } from '../../../hub-core/src/adapters/memory/memory-registry.ts';
 import { loadConfig } from '../../../hub-core/src/config.ts';
 import { FleetViewReader } from '../../../hub-core/src/hub/fleet-view.ts';
-import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
+import { LocalLinks } from '../../../hub-core/src/hub/local-links.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
 import { mathRandom } from '../../../hub-core/src/wire/random.ts';
 import type { WorkerSnapshot } from '../../../hub-core/src/ports/registry.ts';
@@ -30,7 +30,7 @@ function setup() {
   const clock = new ManualClock(1_000_000);
   const config = loadConfig({ PAPRIKA_WORKER_TTL_S: '4', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_FLEET_CACHE_S: '10', PAPRIKA_HUB_ID: 'hub-a' });
   const registry = new StallingRegistry(clock);
-  const reader = new FleetViewReader(config, registry, new LocalFleet(config, clock, mathRandom), clock, pino({ level: 'silent' }));
+  const reader = new FleetViewReader(config, registry, new LocalLinks(config, clock, mathRandom), clock, pino({ level: 'silent' }));
   return { clock, registry, reader };
 }
 

@@ -9,7 +9,7 @@ import type { ReconcileAction } from '../../../hub-core/src/domain/reconcile.ts'
 import { HubEvents } from '../../../hub-core/src/hub/hub-events.ts';
 import { JobLedger, type Reservation } from '../../../hub-core/src/hub/job-ledger.ts';
 import { LaneBook } from '../../../hub-core/src/hub/lane-book.ts';
-import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
+import { LocalLinks } from '../../../hub-core/src/hub/local-links.ts';
 import type { HubMetrics } from '../../../hub-core/src/hub/metrics.ts';
 import { WorkerLink, type LinkSocket } from '../../../hub-core/src/hub/worker-link.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
@@ -36,7 +36,7 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
   const trace: string[] = [];
   const clock = new ManualClock(1_000_000);
   const config = loadConfig({ PAPRIKA_HUB_ID: 'hub-a' });
-  const fleet = new LocalFleet(config, clock, { next: () => 0 });
+  const fleet = new LocalLinks(config, clock, { next: () => 0 });
   const lanes = new (class extends LaneBook {
     override offer(count: number): void {
       trace.push(this.waiting > 0 ? 'lane freed: waiter woken' : 'lane freed: spare');
@@ -86,7 +86,7 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
     listRunning: async () => [running('j1'), running('j2')],
     getJob: async (id: string) => current(id, state.before ?? state.after),
   } as unknown as JobStore;
-  const ledger = new JobLedger({ store, lanes, fleet, clock, log: pino({ level: 'silent' }), events, metrics });
+  const ledger = new JobLedger({ store, lanes, localLinks: fleet, clock, log: pino({ level: 'silent' }), events, metrics });
   ledger.on('released', () => trace.push('released: redrive woken'));
   const reserve = (id: string): Reservation => {
     const held = lanes.reserve({ kind: 'job', id, assignmentId: `a-${id}` })!;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../hub-core/src/config.ts';
 import { LaneBook } from '../../../hub-core/src/hub/lane-book.ts';
-import { LocalFleet } from '../../../hub-core/src/hub/local-fleet.ts';
+import { LocalLinks } from '../../../hub-core/src/hub/local-links.ts';
 import { WorkerLink, type LinkSocket } from '../../../hub-core/src/hub/worker-link.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
 
@@ -13,7 +13,7 @@ const openSocket: LinkSocket = { send: async () => {}, close: () => {}, open: tr
 function setup(lanes = 2) {
   const clock = new ManualClock(1_000_000);
   const config = loadConfig({ PAPRIKA_HUB_ID: 'hub-a' });
-  const fleet = new LocalFleet(config, clock, { next: () => 0 });
+  const fleet = new LocalLinks(config, clock, { next: () => 0 });
   const book = new LaneBook(fleet, clock);
   const link = new WorkerLink('w1', openSocket, { max_concurrent: lanes, lane_novnc_urls: Array.from({ length: lanes }, (_, i) => `sim://w1/${i}`), novnc_url: null, version: 't', platform: 'test' }, { lanIp: '10.0.0.1', hostname: 'w1', hubId: 'hub-a' }, 'active', clock.now());
   link.report({ disk_pct: 10 });

@@ -42,6 +42,35 @@ describe('pickWorker filters', () => {
   });
 });
 
+describe('pickWorker by kind (the sixth filter)', () => {
+  const sim = w('sim', { kinds: ['sleep', 'session'] });
+  const chrome = w('chrome', { kinds: ['fetch', 'macro', 'sleep', 'session'], in_flight: 1 });
+
+  it.each([
+    ['fetch', 'chrome'],
+    ['macro', 'chrome'],
+    ['cdp', undefined],
+  ])('a %s goes only to a worker that runs it: %s', (kind, expected) => {
+    for (let i = 0; i < 20; i++) expect(pickWorker([sim, chrome], { ...cfg, kind }, seededRandom(i))?.worker_id).toBe(expected);
+  });
+
+  it('sleep and sessions still prefer the least loaded among the workers that run them', () => {
+    expect(pickWorker([sim, chrome], { ...cfg, kind: 'sleep' }, rng)?.worker_id).toBe('sim');
+    expect(pickWorker([sim, chrome], { ...cfg, kind: 'session' }, rng)?.worker_id).toBe('sim');
+  });
+
+  it('names the reason, after the other filters; a worker that declared no kinds runs any; no kind asked filters nothing', () => {
+    expect(excludedBy(sim, { ...cfg, kind: 'fetch' })).toBe('kind_not_supported');
+    expect(excludedBy(w('x', { kinds: ['sleep'], status: 'drain' }), { ...cfg, kind: 'fetch' })).toBe('drain');
+    expect(excludedBy(w('old'), { ...cfg, kind: 'fetch' })).toBeUndefined();
+    expect(excludedBy(w('old', { kinds: null }), { ...cfg, kind: 'cdp' })).toBeUndefined();
+    expect(excludedBy(sim, cfg)).toBeUndefined();
+    expect(freeLanes([sim, chrome], { ...cfg, kind: 'fetch' })).toBe(1);
+    expect(freeLanes([sim, chrome], cfg)).toBe(3);
+    expect(summariseCapacity([sim, chrome], cfg)).toMatchObject({ capacity: 4, accepting: 2, excluded: {} });
+  });
+});
+
 describe('pickWorker order', () => {
   it('prefers the fewest jobs in flight, then the most lanes', () => {
     const fleet = [w('busy', { in_flight: 1, max_concurrent: 8 }), w('small', { max_concurrent: 2 }), w('big', { max_concurrent: 4 })];

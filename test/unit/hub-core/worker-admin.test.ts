@@ -8,19 +8,24 @@ import { WorkerAdmin } from '../../../hub-core/src/hub/worker-admin.ts';
 const direct: Hop = { forwarded: false, auth: { authorization: 'Bearer admin' } };
 const forwarded: Hop = { forwarded: true, auth: {} };
 
-function setup(o: { linkedHere?: boolean; ownerUrl?: string; answer?: ForwardResponse } = {}) {
+function setup(o: { linkedHere?: boolean; ownerUrl?: string; answer?: ForwardResponse; row?: Record<string, unknown>; link?: { left_at_ms: number | null } } = {}) {
   const steps: string[] = [];
   const admin = new WorkerAdmin({
     config: { hubId: 'hub-a' },
     ledger: {
       recordWorkerStatus: async (id, status, actor) => void steps.push(`store ${id} ${status} ${actor}`),
       cancelOnWorker: async (id) => (steps.push(`cancel ${id}`), Boolean(o.linkedHere)),
+      recordWorkerForgotten: async (id, actor, details) => void steps.push(`forgotten ${id} ${actor} ${JSON.stringify(details)}`),
     },
     links: { pushStatus: async (id, status) => (steps.push(`push ${id} ${status}`), Boolean(o.linkedHere)) },
     peers: { workerOwnerUrl: async () => (steps.push('owner'), o.ownerUrl) },
     forwarder: { forward: async (route, url, method, path, body, headers) => (steps.push(`forward ${route} ${url} ${method} ${path} ${JSON.stringify(body)} ${JSON.stringify(headers)}`), o.answer ?? { status: 200, body: { worker_id: 'w1', applied_by: 'hub-b' }, headers: {} }) },
     publisher: { flush: async () => void steps.push('flush') },
-    fleetView: { read: async () => (steps.push('read'), { workers: [{ worker_id: 'w1' } as never], as_of: 0, stale: false, partial: false }) },
+    fleetView: { read: async () => (steps.push('read'), { workers: [(o.row ?? { worker_id: 'w1' }) as never], as_of: 0, stale: false, partial: false }) },
+    localLinks: { get: () => (o.link ? ({ ...o.link, meta: { hubId: 'hub-a' } } as never) : undefined) },
+    registry: { forgetWorker: async (id) => (steps.push(`registry forget ${id}`), true) },
+    events: { workersChanged: () => void steps.push('changed') },
+    log: { warn: () => {} } as never,
   });
   return { admin, steps };
 }
@@ -64,5 +69,35 @@ describe('WorkerAdmin.cancelOnWorker', () => {
     const { admin, steps } = setup({ linkedHere });
     expect(await admin.cancelOnWorker('j1')).toBe(linkedHere);
     expect(steps).toEqual(['cancel j1']);
+  });
+});
+
+describe('WorkerAdmin.forget', () => {
+  const offline = { worker_id: 'w1', hub_id: 'hub-b', alive: false, lan_ip: '10.0.0.1', hostname: 'h', last_seen_ms: 0, left_at_ms: 5 };
+
+  it('an offline worker: out of the registry, recorded (who, and what it was), announced', async () => {
+    const { admin, steps } = setup({ row: offline });
+    expect(await admin.forget('w1', 'admin@x')).toEqual({ worker_id: 'w1', forgotten: true });
+    expect(steps).toEqual(['read', 'registry forget w1', `forgotten w1 admin@x ${JSON.stringify({ hub_id: 'hub-b', lan_ip: '10.0.0.1', hostname: 'h', last_seen: new Date(0).toISOString(), left: true })}`, 'changed']);
+  });
+
+  it.each([
+    ['alive in the fleet view', { row: { ...offline, alive: true } }],
+    ['linked here and not leaving, whatever the view says', { row: offline, link: { left_at_ms: null } }],
+  ])('refuses a live worker (%s) with 409 worker_alive and changes nothing', async (_name, o) => {
+    const { admin, steps } = setup(o);
+    await expect(admin.forget('w1', 'admin@x')).rejects.toMatchObject({ code: 'worker_alive', status: 409 });
+    expect(steps).toEqual(['read']);
+  });
+
+  it('a worker that said goodbye on a link still closing here can be forgotten', async () => {
+    const { admin } = setup({ row: offline, link: { left_at_ms: 5 } });
+    expect(await admin.forget('w1', 'admin@x')).toMatchObject({ forgotten: true });
+  });
+
+  it('an unknown worker: 404, nothing changed', async () => {
+    const { admin, steps } = setup({ row: { ...offline, worker_id: 'other' } });
+    await expect(admin.forget('w1', 'admin@x')).rejects.toMatchObject({ code: 'not_found', status: 404 });
+    expect(steps).toEqual(['read']);
   });
 });

@@ -3,7 +3,7 @@ import type { JobSummary, Worker } from '../../../renderer/src/api/types.ts';
 import { elapsedMs, reuseEqualTiles, filterTiles, groupTiles, isLate, laneTiles, emptyWallFilter } from '../../../renderer/src/model/lane-wall.ts';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
-const worker = (id: string, hub: string, lanes: Worker['lanes'], alive = true): Worker => ({ worker_id: id, hub_id: hub, status: 'active', alive, in_flight: 0, max_concurrent: lanes.length, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '', version: null, platform: null, lanes });
+const worker = (id: string, hub: string, lanes: Worker['lanes'], alive = true): Worker => ({ worker_id: id, hub_id: hub, status: 'active', alive, in_flight: 0, max_concurrent: lanes.length, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '', version: null, platform: null, lan_ip: '', hostname: '', lanes }) as Worker;
 const job = (id: string, kind: string, assigned: string, deadline: string) => ({ id, kind, status: 'running', assigned_at: assigned, deadline_at: deadline, created_at: assigned }) as unknown as JobSummary;
 
 describe('lane wall tiles', () => {

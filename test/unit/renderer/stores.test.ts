@@ -6,7 +6,7 @@ import { filterJobs, timeline, upsertJob } from '../../../renderer/src/model/job
 import { fleetStore } from '../../../renderer/src/stores/fleet.ts';
 import { connectionStore } from '../../../renderer/src/stores/connection.ts';
 
-const row = (id: string, status = 'active'): Worker => ({ worker_id: id, hub_id: 'h', status, alive: true, in_flight: 0, max_concurrent: 1, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '2026-01-01T00:00:00Z', version: null, platform: null, lanes: [] });
+const row = (id: string, status = 'active'): Worker => ({ worker_id: id, hub_id: 'h', status, alive: true, in_flight: 0, max_concurrent: 1, disk_pct: 1, cpu_pct: 1, mem_pct: 1, last_seen: '2026-01-01T00:00:00Z', version: null, platform: null, lan_ip: '10.0.0.1', hostname: 'h', lanes: [] });
 const job = (id: string, created: string, over: Partial<Job> = {}): Job => ({ id, kind: 'sleep', spec: { ms: 1 }, status: 'queued', worker_id: null, lane: null, hub_id: null, session_id: null, novnc_url: null, error: null, result: null, attempts: 0, created_at: created, assigned_at: null, finished_at: null, ...over });
 
 describe('fleet store', () => {

@@ -5,7 +5,7 @@ import { compareWorkers, diskWarning, displayStatus, emptyFilter, needsConfirm, 
 const cfg: AdminConfig = { hub_id: 'h1', disk_max_pct: 90, worker_ttl_s: 120, heartbeat_s: 15, statuses: ['active', 'drain', 'standby'], job_statuses: [], version: '0' };
 
 function w(id: string, over: Partial<Worker> = {}): Worker {
-  return { worker_id: id, hub_id: 'hub-a', status: 'active', alive: true, in_flight: 0, max_concurrent: 2, disk_pct: 10, cpu_pct: 5, mem_pct: 20, last_seen: '2026-01-01T00:00:00Z', version: '1', platform: 'linux', lanes: [], ...over };
+  return { worker_id: id, hub_id: 'hub-a', status: 'active', alive: true, in_flight: 0, max_concurrent: 2, disk_pct: 10, cpu_pct: 5, mem_pct: 20, last_seen: '2026-01-01T00:00:00Z', version: '1', platform: 'linux', lan_ip: '10.0.0.1', hostname: 'h', lanes: [], ...over };
 }
 
 const ids = (ws: Worker[]) => ws.map((x) => x.worker_id);

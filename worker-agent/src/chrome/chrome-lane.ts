@@ -205,6 +205,8 @@ export function chromePool(o: ChromePoolOptions): ChromePool {
   return {
     lanes,
     singleChrome: o.singleChrome,
+    // `cdp` joins when lanes serve CDP clients.
+    kinds: ['fetch', 'macro', 'sleep', 'session'],
     egress,
     recycles() {
       const sum = { jobs: 0, rss: 0, crash: 0 };

@@ -1,7 +1,7 @@
 // What the agent needs from one lane, whatever runs it: a simulated lane (no browser, for
 // load and fault tests) or a Chrome lane driven by puppeteer. The agent owns the link, the
 // bookkeeping and the deadlines; a lane only runs one job or one session at a time.
-import type { Asset, LaneRecycles, RunnableJob, SessionCommand, UrlPolicyLists } from 'paprika/wire';
+import type { Asset, LaneRecycles, RunnableJob, SessionCommand, UrlPolicyLists, WorkKind } from 'paprika/wire';
 
 export interface JobContext {
   readonly jobId: string;
@@ -36,6 +36,8 @@ export interface LanePool {
   readonly lanes: readonly Lane[];
   /** One portable Chrome (Windows): report `novnc_url` alone, max_concurrent 1. */
   readonly singleChrome: boolean;
+  /** The work its lanes run (hello's `kinds`): the hub places nothing else here. */
+  readonly kinds: readonly WorkKind[];
   /** Chrome lanes: the egress policy their proxies enforce (the hub's lists arrive in `welcome`). */
   readonly egress?: { setHubLists(lists: UrlPolicyLists): void };
   /** Chrome lanes: browser restarts since start, by reason (reported in heartbeats). */

@@ -36,9 +36,12 @@ export class SimulatedLane implements Lane {
   async stop(): Promise<void> {}
 }
 
+/** `sleep` jobs and sessions (whose only op here is `ping`). */
+export const SIMULATED_KINDS = ['sleep', 'session'] as const;
+
 export function simulatedPool(n: number, viewBase: string): LanePool {
   const lanes = Array.from({ length: n }, (_, i) => new SimulatedLane(i, `${viewBase}/lanes/${i}/view`));
-  return { lanes, singleChrome: false, start: async () => {}, stop: async () => {} };
+  return { lanes, singleChrome: false, kinds: SIMULATED_KINDS, start: async () => {}, stop: async () => {} };
 }
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {

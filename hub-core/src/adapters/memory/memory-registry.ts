@@ -11,13 +11,17 @@ interface Expiring<T> {
 
 export class MemoryRegistry implements Registry {
   private readonly ipOf = new Map<string, { lanIp: string; hostname: string }>();
-  private readonly workers = new Map<string, WorkerSnapshot>();
-  private readonly owners = new Map<string, string>();
+  private readonly workers = new Map<string, Expiring<WorkerSnapshot>>();
+  private readonly owners = new Map<string, Expiring<string>>();
   private readonly sessions = new Map<string, Expiring<string>>();
   private readonly hubs = new Map<string, Expiring<HubInfo & { last_seen: number }>>();
   private readonly hubsIndex = new Map<string, number>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** PAPRIKA_WORKER_FORGET_S: a worker is forgotten this long after its last publish. */
+    private readonly forgetS = 86400,
+  ) {}
 
   async claimWorkerId(lanIp: string, hostname: string, candidates?: string[]): Promise<string> {
     const id = workerIdFor(lanIp, (candidate) => this.ipOf.get(candidate)?.lanIp, candidates);
@@ -26,31 +30,46 @@ export class MemoryRegistry implements Registry {
   }
 
   async releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
-    if (this.ipOf.get(workerId)?.lanIp !== lanIp || this.workers.has(workerId)) return false;
+    if (this.ipOf.get(workerId)?.lanIp !== lanIp || this.live(this.workers, workerId)) return false;
     this.ipOf.delete(workerId);
     return true;
   }
 
+  async forgetWorker(workerId: string): Promise<boolean> {
+    this.owners.delete(workerId);
+    return this.workers.delete(workerId);
+  }
+
   async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
-    for (const w of ws) this.workers.set(w.worker_id, structuredClone(w));
+    const expiresAt = this.clock.now() + this.forgetS * 1000;
+    for (const w of ws) {
+      this.workers.set(w.worker_id, { value: structuredClone(w), expiresAt });
+      const owner = this.owners.get(w.worker_id);
+      if (owner) owner.expiresAt = expiresAt;
+    }
   }
 
   async setOwner(workerId: string, hubId: string): Promise<void> {
-    this.owners.set(workerId, hubId);
+    this.owners.set(workerId, { value: hubId, expiresAt: this.clock.now() + this.forgetS * 1000 });
   }
 
   async getOwner(workerId: string): Promise<string | undefined> {
-    return this.owners.get(workerId);
+    return this.live(this.owners, workerId);
   }
 
   async releaseOwnerIfMine(workerId: string, hubId: string): Promise<boolean> {
-    if (this.owners.get(workerId) !== hubId) return false;
+    if (this.live(this.owners, workerId) !== hubId) return false;
     this.owners.delete(workerId);
     return true;
   }
 
   async readFleet(): Promise<WorkerSnapshot[]> {
-    return [...this.workers.values()].map((w) => structuredClone(w));
+    const out: WorkerSnapshot[] = [];
+    for (const id of [...this.workers.keys()]) {
+      const w = this.live(this.workers, id);
+      if (w) out.push(structuredClone(w));
+    }
+    return out;
   }
 
   async setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {

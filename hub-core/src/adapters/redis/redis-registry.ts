@@ -13,12 +13,14 @@ const SCRIPTS = {
   releaseOwnerIfMine: 1,
   claimWorkerId: -1, // variable number of keys
   releaseWorkerIdIfUnlinked: 2,
+  forgetWorker: 4,
 } as const;
 
 type ScriptedRedis = Redis & {
   releaseOwnerIfMine(key: string, hubId: string): Promise<number>;
   claimWorkerId(numKeys: number, ...args: string[]): Promise<string | null>;
   releaseWorkerIdIfUnlinked(index: string, worker: string, workerId: string, lanIp: string): Promise<number>;
+  forgetWorker(index: string, worker: string, online: string, owner: string, workerId: string, onlyIfExpired: string): Promise<number>;
 };
 
 export function redisKeys(prefix: string) {
@@ -51,6 +53,8 @@ function snapshotToHash(w: WorkerSnapshot): Record<string, string> {
     version: w.version,
     platform: w.platform,
     lanes: JSON.stringify(w.lanes),
+    kinds: JSON.stringify(w.kinds ?? null),
+    left_at: w.left_at_ms == null ? '' : String(w.left_at_ms),
   };
 }
 
@@ -80,6 +84,8 @@ function hashToSnapshot(id: string, h: Record<string, string>): WorkerSnapshot |
     version: h.version ?? '',
     platform: h.platform ?? '',
     lanes: parse(h.lanes, []),
+    kinds: parse<string[] | null>(h.kinds, null),
+    left_at_ms: h.left_at ? Number(h.left_at) : null,
   };
 }
 
@@ -89,6 +95,8 @@ export class RedisRegistry implements Registry {
     private readonly redis: ScriptedRedis,
     prefix: string,
     private readonly workerTtlS: number,
+    /** PAPRIKA_WORKER_FORGET_S: a worker's keys expire this long after its last publish. */
+    private readonly forgetS = 86400,
   ) {
     this.k = redisKeys(prefix);
   }
@@ -98,7 +106,7 @@ export class RedisRegistry implements Registry {
    * hold the ready check (and the hub's start) forever. On failure the client is shut so its
    * reconnect timer does not keep the process alive.
    */
-  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<RedisRegistry> {
+  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number } = {}): Promise<RedisRegistry> {
     const redis = new Redis(url, {
       lazyConnect: true,
       maxRetriesPerRequest: 2,
@@ -134,7 +142,7 @@ export class RedisRegistry implements Registry {
       clearTimeout(timer);
       if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
     }
-    return new RedisRegistry(redis, prefix, workerTtlS);
+    return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS);
   }
 
   async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
@@ -152,9 +160,14 @@ export class RedisRegistry implements Registry {
     if (ws.length === 0) return;
     const p = this.redis.pipeline();
     const ttlMs = Math.max(1, Math.round(this.workerTtlS * 1000));
+    const forgetMs = Math.max(1, Math.round(this.forgetS * 1000));
     for (const w of ws) {
       p.hset(this.k.worker(w.worker_id), snapshotToHash(w));
-      p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
+      // Every publish is a sign of life: an offline worker's keys go FORGET_S after its last one.
+      p.pexpire(this.k.worker(w.worker_id), forgetMs);
+      p.pexpire(this.k.owner(w.worker_id), forgetMs);
+      if (w.left_at_ms == null) p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
+      else p.del(this.k.online(w.worker_id));
       p.sadd(this.k.workersIndex, w.worker_id);
     }
     const results = await p.exec();
@@ -163,7 +176,16 @@ export class RedisRegistry implements Registry {
   }
 
   async setOwner(workerId: string, hubId: string): Promise<void> {
-    await this.redis.set(this.k.owner(workerId), hubId);
+    // Bounded like the worker's hash: a hub that dies holding it leaves nothing forever.
+    await this.redis.set(this.k.owner(workerId), hubId, 'PX', Math.max(1, Math.round(this.forgetS * 1000)));
+  }
+
+  async forgetWorker(workerId: string): Promise<boolean> {
+    return (await this.forget(workerId, false)) === 1;
+  }
+
+  private forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
+    return this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), workerId, onlyIfExpired ? '1' : '0');
   }
 
   async getOwner(workerId: string): Promise<string | undefined> {
@@ -189,12 +211,16 @@ export class RedisRegistry implements Registry {
     for (const id of ids) p.hgetall(this.k.worker(id));
     const results = (await p.exec()) ?? [];
     const out: WorkerSnapshot[] = [];
+    const expired: string[] = [];
     for (let i = 0; i < ids.length; i++) {
       const [err, h] = results[i] ?? [null, null];
       if (err || !h) continue;
+      if (Object.keys(h).length === 0) expired.push(ids[i]);
       const snap = hashToSnapshot(ids[i], h as Record<string, string>);
       if (snap) out.push(snap);
     }
+    // Hashes that expired (WORKER_FORGET_S) leave their id in the index: drop it, in the background.
+    for (const id of expired) void this.forget(id, true).catch(() => {});
     return out;
   }
 

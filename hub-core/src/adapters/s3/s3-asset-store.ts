@@ -47,4 +47,15 @@ export class S3AssetStore implements AssetStore {
     }
     return names.sort();
   }
+
+  /** By each object's last-modified time (an S3 lifecycle rule on the bucket does the same without a hub). */
+  async deleteStoredBefore(before: Date, limit: number): Promise<number> {
+    const old: string[] = [];
+    for await (const item of this.client.listObjectsV2(this.cfg.bucket, '', true)) {
+      if (old.length >= limit) break;
+      if (item.name && item.lastModified && item.lastModified.getTime() < before.getTime()) old.push(item.name);
+    }
+    if (old.length > 0) await this.client.removeObjects(this.cfg.bucket, old);
+    return old.length;
+  }
 }

@@ -120,6 +120,13 @@ export class SqlJobStore implements JobStore {
     });
   }
 
+  async forgetWorker(workerId: string, actor: string, details: Record<string, unknown>, now: Date): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const status = (await tx.query<{ status: string }>(SQL.deleteWorkerSettings, [workerId]))[0]?.status ?? null;
+      await tx.query(SQL.insertAudit, [now, actor, 'worker.forget', workerId, json({ ...details, stored_status: status })]);
+    });
+  }
+
   listAudit(limit: number): Promise<AuditEntry[]> {
     return this.db.query<AuditEntry>(SQL.listAudit, [limit]);
   }

@@ -109,6 +109,8 @@ export const SQL = {
     INSERT INTO worker_settings (worker_id, status, updated_at, updated_by) VALUES ($1, $2, $3, $4)
     ON CONFLICT (worker_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by`,
 
+  deleteWorkerSettings: `DELETE FROM worker_settings WHERE worker_id = $1 RETURNING status`,
+
   insertAudit: `INSERT INTO audit_log (at, actor, action, target, details) VALUES ($1, $2, $3, $4, $5::jsonb)`,
 
   listAudit: `SELECT at, actor, action, target, details FROM audit_log ORDER BY id DESC LIMIT $1`,

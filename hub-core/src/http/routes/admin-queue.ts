@@ -21,12 +21,12 @@ export function adminQueueRoutes(deps: QueueRouteDeps) {
       parseOr400(z.strictObject({}), req.query ?? {}, 'query');
       const [kinds, oldest, view] = await Promise.all([deps.history.queuedByKind(), deps.history.oldestQueued(), deps.fleet.read()]);
       const now = deps.now();
-      const verdicts = placementVerdicts(view.workers, { diskMaxPct: deps.pick.diskMaxPct, workerTtlMs: deps.pick.workerTtlS * 1000, nowMs: now });
+      // For the oldest job: its kind counts (a worker that does not run it is ruled out for it).
+      const verdicts = placementVerdicts(view.workers, { diskMaxPct: deps.pick.diskMaxPct, workerTtlMs: deps.pick.workerTtlS * 1000, nowMs: now, kind: oldest?.kind });
       return {
         queued: kinds.reduce((n, k) => n + k.queued, 0),
         by_kind: kinds.map((k) => ({ kind: k.kind, queued: k.queued, oldest_age_s: ageS(now, k.oldest_created_at) })),
         oldest: oldest ? { id: oldest.id, kind: oldest.kind, created_at: new Date(oldest.created_at).toISOString(), age_s: ageS(now, oldest.created_at) } : null,
-        // Every job is placed by the same filters today (no per-kind rule), so these verdicts hold for the oldest job.
         verdicts,
         candidates: verdicts.filter((v) => v.excluded_by === null).length,
         as_of: new Date(view.as_of).toISOString(),

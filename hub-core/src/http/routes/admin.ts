@@ -14,6 +14,7 @@ import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { JobStore } from '../../ports/job-store.ts';
 import { HUB_HISTORY_S, type Registry } from '../../ports/registry.ts';
+import type { AdminConfigJson, HubJson, StatsJson, WorkersPageJson } from '../../wire/json.ts';
 import { PACKAGE_VERSION } from '../../wire/version.ts';
 import { hopOf } from '../hop.ts';
 import { hubJson, workerJson } from '../json.ts';
@@ -34,7 +35,7 @@ export interface AdminRouteDeps {
   /** Reads only (counts, throughput, the audit log). */
   reads: Pick<JobStore, 'countByStatus' | 'throughput' | 'listAudit'>;
   stats: Pick<StatsSampler, 'series' | 'latest'>;
-  workerAdmin: Pick<WorkerAdmin, 'setStatus'>;
+  workerAdmin: Pick<WorkerAdmin, 'setStatus' | 'forget'>;
   enrollment: Pick<WorkerEnrollment, 'resetCredentials'>;
   views: Pick<ViewGrants, 'grant'>;
 }
@@ -43,7 +44,7 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
 
   return async (app: FastifyInstance) => {
-    app.get('/admin/workers', async () => {
+    app.get('/admin/workers', async (): Promise<WorkersPageJson> => {
       const view = await fleetView.read();
       return { workers: view.workers.map(workerJson), as_of: new Date(view.as_of).toISOString(), stale: view.stale };
     });
@@ -54,6 +55,12 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
       const out = await workerAdmin.setStatus(id, status, actorOf(req), hopOf(req));
       if (out.kind === 'forwarded') return reply.send(out.body);
       return { ...(out.row ? workerJson({ ...out.row, status }) : { worker_id: id, status, alive: false }), applied_by: out.appliedBy };
+    });
+
+    // Forget an offline worker now (PAPRIKA_WORKER_FORGET_S does it by itself later); 409 while alive.
+    app.delete('/admin/workers/:id', async (req) => {
+      const { id } = parseOr400(WorkerId, req.params, 'worker id');
+      return workerAdmin.forget(id, actorOf(req));
     });
 
     // The operator's answer to `worker_enrolled`: the id may enroll again (a lost credential
@@ -74,12 +81,12 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
       return reply.status(answer.status).header('cache-control', 'no-store').send(answer.body);
     });
 
-    app.get('/admin/hubs', async () => {
+    app.get('/admin/hubs', async (): Promise<{ hubs: HubJson[] }> => {
       const hubs = await registry.listHubs(clock.now(), HUB_HISTORY_S);
       return { hubs: hubs.map((h) => hubJson(h, config.hubId)) };
     });
 
-    app.get('/admin/stats', async () => {
+    app.get('/admin/stats', async (): Promise<StatsJson> => {
       const now = clock.now();
       const [counts, throughput] = await Promise.all([reads.countByStatus(), reads.throughput(new Date(now - 3600_000))]);
       return {
@@ -92,7 +99,7 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
       };
     });
 
-    app.get('/admin/config', async () => ({
+    app.get('/admin/config', async (): Promise<AdminConfigJson> => ({
       hub_id: config.hubId,
       disk_max_pct: config.diskMaxPct,
       worker_ttl_s: config.workerTtlS,

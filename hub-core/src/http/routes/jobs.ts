@@ -31,7 +31,7 @@ export interface JobRouteDeps {
   reads: Pick<JobStore, 'getJob' | 'listJobs'>;
   assets: Pick<AssetStore, 'get' | 'list'>;
   urls: Pick<UrlGuard, 'assertJob'>;
-  peers: Pick<PeerRouting, 'placeOnPeer' | 'cancelAtOwner'>;
+  peers: Pick<PeerRouting, 'cancelAtOwner'>;
 }
 
 export function jobRoutes({ jobs, reads, assets, urls, peers }: JobRouteDeps) {
@@ -49,10 +49,9 @@ export function jobRoutes({ jobs, reads, assets, urls, peers }: JobRouteDeps) {
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) abort.abort();
       });
-      const { job, created } = await jobs.submit(body, key, abort.signal);
-      // No free local lane after the wait: one hop to the peer with the most free lanes.
-      const placed = created ? await peers.placeOnPeer(job, hopOf(req)) : undefined;
-      if (placed !== undefined) return reply.status(201).send(placed);
+      const { job, created, placedOnPeer } = await jobs.submit(body, key, abort.signal, hopOf(req));
+      // A peer's lane took it (at once, or after the fleet-wide wait): its answer is the job.
+      if (placedOnPeer !== undefined) return reply.status(201).send(placedOnPeer);
       return reply.status(created ? 201 : 200).send(jobJson(job));
     });
 

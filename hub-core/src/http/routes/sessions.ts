@@ -30,12 +30,18 @@ export function sessionRoutes({ sessions, urls, peers }: SessionRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post('/sessions', async (req, reply) => {
       const body = parseOr400(OpenBody, req.body ?? undefined, 'session request');
-      const opened = await sessions.open(body?.idle_timeout_s ?? DEFAULT_SESSION_IDLE_S);
-      if (opened) {
-        const { lane: _lane, ...out } = opened;
-        return reply.status(201).send(out);
-      }
-      const res = await peers.openSessionOnPeer(body ?? {}, hopOf(req));
+      const idleS = body?.idle_timeout_s ?? DEFAULT_SESSION_IDLE_S;
+      const hop = hopOf(req);
+      const send = ({ lane: _lane, ...out }: NonNullable<Awaited<ReturnType<typeof sessions.open>>>) => reply.status(201).send(out);
+      // A free lane here; else at once the peer with the most free lanes; only a full fleet waits ASSIGN_WAIT here.
+      const refused = new Set<string>();
+      const now = await sessions.open(idleS, undefined, { waitS: 0, refused });
+      if (now) return send(now);
+      const early = await peers.openSessionOnPeer(body ?? {}, hop);
+      if (early?.status === 201) return reply.status(201).headers(early.headers).send(early.body);
+      const waited = await sessions.open(idleS, undefined, { refused });
+      if (waited) return send(waited);
+      const res = await peers.openSessionOnPeer(body ?? {}, hop);
       if (res) return reply.status(res.status).headers(res.headers).send(res.body);
       throw new PaprikaError('no_free_lane', null, undefined, 2);
     });

@@ -2,11 +2,12 @@
 // them. Who holds which lane and who waits for one is the lane book's (lane-book.ts).
 import type { Config } from '../config.ts';
 import { freeLanes, pickWorker, type SchedulableWorker } from '../domain/pick-worker.ts';
+import type { WorkKind } from '../wire/work-kinds.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Random } from '../wire/random.ts';
 import type { WorkerLink } from './worker-link.ts';
 
-export class LocalFleet {
+export class LocalLinks {
   private readonly links = new Map<string, WorkerLink>();
   private list: WorkerLink[] = [];
 
@@ -44,23 +45,24 @@ export class LocalFleet {
     return true;
   }
 
-  private pickConfig() {
-    return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now() };
+  private pickConfig(kind?: WorkKind) {
+    return { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: this.clock.now(), kind };
   }
 
   /**
    * The scheduler decides on frozen snapshots of the links (WorkerLink.schedulable()), never
    * on the live objects. `skip`: worker ids this caller already tried (a session that one of
-   * them refused).
+   * them refused); `kind`: the work to place (unset: any).
    */
-  pick(skip?: ReadonlySet<string>): WorkerLink | undefined {
+  pick(skip?: ReadonlySet<string>, kind?: WorkKind): WorkerLink | undefined {
     const views: SchedulableWorker[] = [];
     for (const l of this.list) if (!skip?.has(l.worker_id)) views.push(l.schedulable());
-    const chosen = pickWorker(views, this.pickConfig(), this.random);
+    const chosen = pickWorker(views, this.pickConfig(kind), this.random);
     return chosen && this.links.get(chosen.worker_id);
   }
 
-  freeLanes(): number {
-    return freeLanes(this.list.map((l) => l.schedulable()), this.pickConfig());
+  /** Free lanes for `kind` of work (unset: any work). */
+  freeLanes(kind?: WorkKind): number {
+    return freeLanes(this.list.map((l) => l.schedulable()), this.pickConfig(kind));
   }
 }
