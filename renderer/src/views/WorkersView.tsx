@@ -28,6 +28,7 @@ export function WorkersView() {
   const onResetCredentials = useCallback((id: string) => setResetting(id), []);
   const cancelReset = useCallback(() => setResetting(null), []);
   const onForget = useCallback((id: string) => void actions.forgetWorker(id), [actions]);
+  const onOpen = useCallback((id: string) => actions.openWorker(id), [actions]);
 
   return (
     <section className="view view-workers">
