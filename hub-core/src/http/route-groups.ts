@@ -15,6 +15,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'GET /': { group: 'public' },
   'GET /assets/*': { group: 'public' },
   'GET /healthz': { group: 'public' },
+  'GET /favicon.ico': { group: 'public' },
   'GET /metrics': { group: 'metrics' },
 
   'POST /jobs': { group: 'api' },
@@ -39,6 +40,9 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'POST /admin/workers/:id/lanes/:index/view': { group: 'admin' },
   'GET /admin/hubs': { group: 'admin' },
   'GET /admin/stats': { group: 'admin' },
+  'GET /admin/stats/history': { group: 'admin' },
+  'GET /admin/queue': { group: 'admin' },
+  'GET /admin/workers/:id/detail': { group: 'admin' },
   'GET /admin/config': { group: 'admin' },
   'GET /admin/audit': { group: 'admin' },
   'GET /admin/events': { group: 'admin', ws: true },

@@ -17,6 +17,10 @@ import { bodyTimeout } from './body-timeout.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
+import { adminHistoryRoutes, type HistoryRouteDeps } from './routes/admin-history.ts';
+import { adminQueueRoutes, type QueueRouteDeps } from './routes/admin-queue.ts';
+import { adminWorkerDetailRoutes, type WorkerDetailDeps } from './routes/admin-worker-detail.ts';
+import { faviconRoutes } from './routes/favicon.ts';
 import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
 import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
@@ -60,6 +64,9 @@ export interface HttpDeps {
   sessions: SessionRouteDeps;
   workers: WorkerRouteDeps;
   admin: AdminRouteDeps;
+  history: HistoryRouteDeps;
+  queue: QueueRouteDeps;
+  workerDetail: WorkerDetailDeps;
   links: SocketRouteDeps['links'];
   adminEvents: AdminEventDeps;
 }
@@ -144,6 +151,10 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(jobRoutes(deps.jobs));
   await app.register(sessionRoutes(deps.sessions));
   await app.register(workerRoutes(deps.workers));
+  await app.register(faviconRoutes());
+  await app.register(adminHistoryRoutes(deps.history));
+  await app.register(adminQueueRoutes(deps.queue));
+  await app.register(adminWorkerDetailRoutes(deps.workerDetail));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
   routeUpgradesThroughFastify(app);

@@ -9,6 +9,7 @@ import type { JobStore } from '../ports/job-store.ts';
 import type { FleetViewReader } from './fleet-view.ts';
 import type { JobService } from './job-service.ts';
 import type { HubMetrics } from './metrics.ts';
+import { WorkerVitals } from './worker-vitals.ts';
 
 export interface StatsPoint {
   t: number;
@@ -20,11 +21,17 @@ export interface StatsPoint {
 
 const SAMPLE_MS = 5000;
 const KEEP_MS = 3600_000;
+/** The charts' longest range is 24 h; the recorded samples are pruned past that, every PRUNE_EVERY samples. */
+const HISTORY_KEEP_MS = 25 * 3600_000;
+const PRUNE_EVERY = 100;
 
 export class StatsSampler {
   readonly series: StatsPoint[] = [];
   /** The last sample's capacity and why the excluded workers are out. */
   latest: (CapacitySummary & { queued: number }) | undefined;
+  private recorded = 0;
+  /** Disk/CPU/memory per worker over the last samples (the console's worker drawer). */
+  readonly vitals = new WorkerVitals();
 
   constructor(
     private readonly config: Config,
@@ -42,7 +49,9 @@ export class StatsSampler {
   }
 
   async sample(): Promise<StatsPoint> {
-    const queued = await this.store.countQueued();
+    const byKind = await this.store.history.queuedByKind();
+    const queued = byKind.reduce((n, k) => n + k.queued, 0);
+    const oldestMs = byKind.reduce((m, k) => Math.min(m, new Date(k.oldest_created_at).getTime()), Infinity);
     this.jobs.sampledQueued(queued);
     const view = await this.fleetView.read();
     // Liveness as the view judged it (remote rows as of its read, which may be a cached one).
@@ -50,6 +59,7 @@ export class StatsSampler {
     const cfg = { diskMaxPct: this.config.diskMaxPct, workerTtlMs: this.config.workerTtlS * 1000, nowMs: now };
     const sum = summariseCapacity(view.workers.map((w) => ({ ...w, last_seen_ms: w.alive ? now : -Infinity })), cfg);
     this.latest = { ...sum, queued };
+    this.vitals.observe(view.workers, now);
     const point = { t: this.clock.now(), queued, in_flight: sum.in_flight, capacity: sum.capacity };
     this.series.push(point);
     while (this.series.length > 0 && this.series[0].t < point.t - KEEP_MS) this.series.shift();
@@ -58,7 +68,15 @@ export class StatsSampler {
     this.metrics.fleetAccepting.set(sum.accepting);
     this.metrics.fleetCapacity.set(sum.capacity);
     this.metrics.fleetInFlight.set(sum.in_flight);
+    await this.record(point, Number.isFinite(oldestMs) ? Math.max(0, (now - oldestMs) / 1000) : null);
     return point;
+  }
+
+  /** Into the database for GET /admin/stats/history (ranges up to 24 h, bucketed there). */
+  private async record(point: StatsPoint, oldestQueuedS: number | null): Promise<void> {
+    const h = this.store.history;
+    await h.record({ at: new Date(point.t), hubId: this.config.hubId, queued: point.queued, oldestQueuedS, inFlight: point.in_flight, capacity: point.capacity });
+    if (this.recorded++ % PRUNE_EVERY === 0) await h.prune(new Date(point.t - HISTORY_KEEP_MS));
   }
 
   loop(): PeriodicLoop {

@@ -2,6 +2,7 @@
 // on Postgres (`pg`) and on embedded PGlite. The statements live in adapters/sql/statements.ts.
 import type { JobKind, JobStatus } from '../wire/job-spec.ts';
 import type { CredentialStore } from './credential-store.ts';
+import type { FleetHistory } from './fleet-history.ts';
 
 /** A job as lists show it: everything but the spec and the result. */
 export type JobSummaryRow = Omit<JobRow, 'spec' | 'result'>;
@@ -77,6 +78,15 @@ export interface StatsBucket {
 export interface JobStore {
   /** Worker credentials, on the same database (one transaction can audit a reset). */
   readonly credentials: CredentialStore;
+  /** The charts' samples and the queue by kind, on the same database. */
+  readonly history: FleetHistory;
+  /** A worker's last jobs and audit entries (the console's worker drawer). */
+  readonly workerRecord: {
+    /** The worker's jobs, newest first. */
+    jobsOf(workerId: string, limit: number): Promise<JobSummaryRow[]>;
+    /** Audit entries whose target is the worker, newest first. */
+    auditOf(workerId: string, limit: number): Promise<AuditEntry[]>;
+  };
   /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
   insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
   /** Frees a job's Idempotency-Key for reuse when the job was created at or before `createdBefore`; false when it was not. */

@@ -129,6 +129,8 @@ export interface AdminConfigJson {
   worker_ttl_s: number;
   heartbeat_s: number;
   statuses: readonly string[];
+  /** What each worker status means, as the hub words it (the console's tooltips). */
+  status_help?: Readonly<Record<string, string>>;
   job_statuses: readonly string[];
   version: string;
 }

@@ -1,7 +1,7 @@
 // The one module that talks to the hub. Everything else receives typed values or an ApiError;
 // components never call it directly (the live controller and store actions do).
 import { tokenScopeFor, type TokenScope } from '../model/hub-tokens.ts';
-import type { AdminConfig, AdminEvent, HubInfo, Job, JobPage, LaneViewGrant, StatsResponse, Worker, WorkersResponse } from './types.ts';
+import type { AdminConfig, AdminEvent, HubInfo, Job, JobPage, LaneViewGrant, QueueResponse, WorkerDetail, StatsHistory, StatsResponse, Worker, WorkersResponse } from './types.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -77,6 +77,9 @@ export function createApiClient(opts: ApiClientOptions) {
     workers: () => json<WorkersResponse>('GET', '/admin/workers'),
     hubs: () => json<{ hubs: HubInfo[] }>('GET', '/admin/hubs'),
     stats: () => json<StatsResponse>('GET', '/admin/stats'),
+    workerDetail: (id: string) => json<WorkerDetail>('GET', `/admin/workers/${encodeURIComponent(id)}/detail`),
+    queue: () => json<QueueResponse>('GET', '/admin/queue'),
+    statsHistory: (range: string) => json<StatsHistory>('GET', `/admin/stats/history?range=${encodeURIComponent(range)}`),
     setWorkerStatus: (id: string, status: string) => json<Worker>('PATCH', `/admin/workers/${encodeURIComponent(id)}`, { status }),
     /** Deletes the worker's credential: its id may enroll again (audited at the hub). */
     resetWorkerCredentials: (id: string) => json<{ worker_id: string; had_credential: boolean }>('POST', `/admin/workers/${encodeURIComponent(id)}/reset-credentials`),
@@ -93,6 +96,8 @@ export function createApiClient(opts: ApiClientOptions) {
     },
     job: (id: string) => json<Job>('GET', `/jobs/${encodeURIComponent(id)}`),
     cancelJob: (id: string) => json<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`),
+    /** A new job that runs the earlier one's kind and spec again (the hub resolves it). */
+    rerunJob: (id: string) => json<Job>('POST', '/jobs', { kind: 'rerun', spec: { job_id: id } }),
     /** Fetched as a blob (not a bare <img src>) so the bearer token travels with it. */
     assetBlob: async (id: string, name: string) => (await request('GET', `/jobs/${encodeURIComponent(id)}/assets/${encodeURIComponent(name)}`)).blob(),
     eventsUrl: (origin: string) => {

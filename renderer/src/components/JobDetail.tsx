@@ -1,11 +1,16 @@
-// One job: spec, timeline (created → assigned → finished), error, result and assets.
+// One job: spec, timeline (created → assigned → finished), error, the failure screenshot,
+// result and assets; rerun, and cancel (a running job asks first).
+import { useState } from 'react';
 import { useStore } from 'zustand';
 import { isImageAsset, timeline } from '../model/job-list.ts';
 import { dateTimeText, durationText } from '../model/time-format.ts';
 import { jobsStore } from '../stores/jobs.ts';
+import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { useActions } from './console-context.ts';
 
 const CANCELABLE = new Set(['queued', 'running']);
+/** What a lane photographs when a job fails (worker-agent chrome-lane). */
+const FAILURE_SHOT = 'failure.png';
 
 export function JobDetail() {
   const actions = useActions();
@@ -13,13 +18,28 @@ export function JobDetail() {
   const error = useStore(jobsStore, (s) => s.detailError);
   const assets = useStore(jobsStore, (s) => s.assets);
   const selectedId = useStore(jobsStore, (s) => s.selectedId);
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const names = job?.assets ?? [];
+  const failureShot = job?.status === 'failed' && names.includes(FAILURE_SHOT) ? assets.find((a) => a.name === FAILURE_SHOT) : undefined;
+  const others = failureShot ? names.filter((n) => n !== FAILURE_SHOT) : names;
 
   return (
     <aside className="detail" data-testid="job-detail">
       <div className="detail-head">
-        <h2 className="mono">{selectedId}</h2>
+        <h2 className="mono" title={selectedId ?? ''}>
+          {selectedId}
+        </h2>
+        {job && !CANCELABLE.has(job.status) && (
+          <button className="btn small" onClick={() => void actions.rerunJob(job.id)} data-testid="job-rerun" title="Submit a new job with this job's kind and spec">
+            Rerun
+          </button>
+        )}
         {job && CANCELABLE.has(job.status) && (
-          <button className="btn warn small" onClick={() => void actions.cancelJob(job.id)}>
+          <button
+            className="btn warn small"
+            onClick={() => (job.status === 'running' ? setConfirmCancel(true) : void actions.cancelJob(job.id))}
+            data-testid="job-cancel"
+          >
             Cancel job
           </button>
         )}
@@ -64,6 +84,16 @@ export function JobDetail() {
               <pre className="code err">{job.error}</pre>
             </>
           )}
+          {failureShot !== undefined || (job.status === 'failed' && names.includes(FAILURE_SHOT)) ? (
+            <>
+              <h3>Page when it failed</h3>
+              {failureShot?.url ? (
+                <img className="failure-shot" src={failureShot.url} alt="the lane's page when the job failed" data-testid="failure-screenshot" />
+              ) : (
+                <div className="asset-file">{failureShot?.error ?? 'loading…'}</div>
+              )}
+            </>
+          ) : null}
           <h3>Spec</h3>
           <pre className="code">{JSON.stringify(job.spec, null, 2)}</pre>
           {job.result !== null && job.result !== undefined && (
@@ -72,11 +102,11 @@ export function JobDetail() {
               <pre className="code">{JSON.stringify(job.result, null, 2)}</pre>
             </>
           )}
-          {(job.assets?.length ?? 0) > 0 && (
+          {others.length > 0 && (
             <>
               <h3>Assets</h3>
               <div className="assets">
-                {(job.assets ?? []).map((name) => {
+                {others.map((name) => {
                   const a = assets.find((x) => x.name === name);
                   return (
                     <figure key={name} className="asset">
@@ -89,6 +119,22 @@ export function JobDetail() {
             </>
           )}
         </>
+      )}
+      {confirmCancel && job && (
+        <ConfirmDialog
+          title={`Cancel running job ${job.id.slice(0, 8)}?`}
+          confirmLabel="Cancel the job"
+          onCancel={() => setConfirmCancel(false)}
+          onConfirm={() => {
+            setConfirmCancel(false);
+            void actions.cancelJob(job.id);
+          }}
+        >
+          <p>
+            It is running on {job.worker_id ?? 'a worker'}
+            {job.lane !== null ? `, lane ${job.lane}` : ''}. The worker stops it; whatever it did so far is not undone.
+          </p>
+        </ConfirmDialog>
       )}
     </aside>
   );

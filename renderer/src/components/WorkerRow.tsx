@@ -13,8 +13,7 @@ export interface WorkerRowProps {
   top: number;
   odd: boolean;
   onSetStatus(id: string, status: string): void;
-  onResetCredentials(id: string): void;
-  onForget(id: string): void;
+  onOpen(id: string): void;
 }
 
 function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string {
@@ -24,7 +23,7 @@ function heartbeatClass(w: Worker, now: number, cfg: AdminConfig | null): string
   return cfg && age > 2 * cfg.heartbeat_s ? 'hb-late' : '';
 }
 
-export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus, onResetCredentials, onForget }: WorkerRowProps) {
+export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pending, top, odd, onSetStatus, onOpen }: WorkerRowProps) {
   const shown = displayStatus(w);
   const warn = diskWarning(w, config);
   const ratio = loadRatio(w);
@@ -36,8 +35,10 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
       data-testid="worker-row"
       data-worker-id={w.worker_id}
     >
-      <div className="mono strong" title={w.worker_id}>
-        {w.worker_id}
+      <div className="mono strong" title={`${w.worker_id}: open its detail`}>
+        <button className="linkish mono strong" onClick={() => onOpen(w.worker_id)} data-testid="worker-open">
+          {w.worker_id}
+        </button>
       </div>
       <div className="mono dim" title={w.hub_id ?? ''}>
         {w.hub_id ?? '—'}
@@ -54,19 +55,11 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
             disabled={w.status === s || pending !== undefined}
             onClick={() => onSetStatus(w.worker_id, s)}
             data-testid={`set-${s}`}
-            title={`set ${s}`}
+            title={config?.status_help?.[s] ? `${s}: ${config.status_help[s]}` : `set ${s}`}
           >
             {s}
           </button>
         ))}
-        <button className="seg-btn reset" onClick={() => onResetCredentials(w.worker_id)} data-testid="reset-credentials" title="Reset credentials: let this worker id enroll again (after a lost credential file or a replaced machine)">
-          Reset credentials
-        </button>
-        {!w.alive && (
-          <button className="seg-btn reset" onClick={() => onForget(w.worker_id)} data-testid="forget-worker" title="Forget: remove this offline worker from the fleet now (it comes back if it links again)">
-            Forget
-          </button>
-        )}
       </div>
       <div data-testid="worker-alive" className={w.alive ? 'alive' : 'dead'}>
         {w.alive ? 'alive' : 'offline'}

@@ -31,11 +31,10 @@ export interface WorkerTableProps {
   rows: Worker[];
   config: AdminConfig | null;
   onSetStatus(id: string, status: string): void;
-  onResetCredentials(id: string): void;
-  onForget(id: string): void;
+  onOpen(id: string): void;
 }
 
-export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus, onResetCredentials, onForget }: WorkerTableProps) {
+export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus, onOpen }: WorkerTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const sort = useStore(fleetStore, (s) => s.sort);
   const pending = useStore(fleetStore, (s) => s.pending);
@@ -80,8 +79,7 @@ export const WorkerTable = memo(function WorkerTable({ rows, config, onSetStatus
                 top={item.start}
                 odd={item.index % 2 === 1}
                 onSetStatus={onSetStatus}
-                onResetCredentials={onResetCredentials}
-                onForget={onForget}
+                onOpen={onOpen}
               />
             );
           })}

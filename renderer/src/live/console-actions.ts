@@ -7,8 +7,18 @@ import { needsConfirm } from '../model/worker-table.ts';
 import { connectionStore } from '../stores/connection.ts';
 import { fleetStore } from '../stores/fleet.ts';
 import { jobsStore } from '../stores/jobs.ts';
+import { chartsStore } from '../stores/charts.ts';
+import { queueStore } from '../stores/queue.ts';
+import { workerDetailStore } from '../stores/worker-detail.ts';
+import { wallStore } from '../stores/wall.ts';
+import type { ChartRange } from '../model/chart-data.ts';
+import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
+
+const QUEUE_MS = 2000;
+const WORKER_DETAIL_MS = 3000;
+const WALL_MS = 2000;
 
 export interface PendingConfirm {
   workerId: string;
@@ -17,12 +27,75 @@ export interface PendingConfirm {
 }
 
 export class ConsoleActions {
+  private workerTimer: ReturnType<typeof setInterval> | undefined;
   constructor(
     private readonly client: ApiClient,
     private readonly feed: LiveFeed,
   ) {
     // A live delta is a summary: an open job that ends is fetched whole (result, assets).
     feed.onOpenJobEnded = (id) => void this.openJob(id);
+  }
+
+  /** While a queue panel is shown: ask the hub every QUEUE_MS. Returns the stop function. */
+  watchQueue(): () => void {
+    let stopped = false;
+    const once = async () => {
+      try {
+        const q = await this.client.queue();
+        if (!stopped) queueStore.getState().setQueue(q);
+      } catch (err) {
+        if (!stopped) queueStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    const timer = setInterval(() => void once(), QUEUE_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  /** The worker drawer: fetched now and every WORKER_DETAIL_MS while it stays open. */
+  openWorker(id: string | null): void {
+    workerDetailStore.getState().open(id);
+    clearInterval(this.workerTimer);
+    this.workerTimer = undefined;
+    if (!id) return;
+    const once = async () => {
+      try {
+        const d = await this.client.workerDetail(id);
+        workerDetailStore.getState().setDetail(d);
+      } catch (err) {
+        if (workerDetailStore.getState().openId === id) workerDetailStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    this.workerTimer = setInterval(() => void once(), WORKER_DETAIL_MS);
+  }
+
+  /** While the lane wall is shown: the running jobs every WALL_MS (kind, elapsed, deadline of each busy lane). */
+  watchRunning(): () => void {
+    let stopped = false;
+    const once = async () => {
+      try {
+        const page = await this.client.jobs({ status: 'running', limit: 1000 });
+        if (!stopped) wallStore.getState().setRunning(page.jobs);
+      } catch (err) {
+        this.noteRefused(err);
+        if (!stopped) wallStore.getState().setError(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void once();
+    const timer = setInterval(() => void once(), WALL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  setChartRange(range: ChartRange): void {
+    chartsStore.getState().setRange(range);
+    void this.feed.pollHistory();
   }
 
   loadMoreJobs(): Promise<void> {
@@ -63,6 +136,25 @@ export class ConsoleActions {
     }
   }
 
+  /** A pasted or shared address: the Jobs view takes its filter and open job from it. */
+  applyRoute(hash: string): void {
+    const { view, params } = parseRoute(hash);
+    if (view !== 'jobs') return;
+    const r = jobsRouteFrom(params, null);
+    const s = jobsStore.getState();
+    if (r.statusFilter !== s.statusFilter || r.search !== s.search) this.setJobFilter({ statusFilter: r.statusFilter, search: r.search });
+    if (r.jobId && r.jobId !== s.selectedId) void this.openJob(r.jobId);
+    else if (!r.jobId && s.selectedId) this.closeJob();
+  }
+
+  /** The address follows the Jobs view's filter and open job (replaced, not pushed: no history spam). */
+  private syncJobsUrl(): void {
+    if (parseRoute(location.hash).view !== 'jobs') return;
+    const s = jobsStore.getState();
+    const hash = jobsRouteHash({ statusFilter: s.statusFilter, search: s.search, jobId: s.selectedId });
+    if (hash !== location.hash) history.replaceState(null, '', hash);
+  }
+
   /** An offline worker leaves the table now (the hub refuses a live one with 409). */
   async forgetWorker(workerId: string): Promise<void> {
     fleetStore.getState().setActionError(null);
@@ -76,6 +168,7 @@ export class ConsoleActions {
 
   async openJob(id: string): Promise<void> {
     jobsStore.getState().select(id);
+    this.syncJobsUrl();
     try {
       const job = await this.client.job(id);
       if (jobsStore.getState().selectedId !== id) return;
@@ -105,6 +198,7 @@ export class ConsoleActions {
 
   closeJob(): void {
     jobsStore.getState().select(null);
+    this.syncJobsUrl();
   }
 
   async cancelJob(id: string): Promise<void> {
@@ -116,6 +210,39 @@ export class ConsoleActions {
     }
   }
 
+  /** After one confirmation: cancel these jobs, a few at a time; says how many the hub canceled. */
+  async cancelJobs(ids: string[]): Promise<void> {
+    let canceled = 0;
+    const failures: string[] = [];
+    const queue = [...ids];
+    const worker = async () => {
+      for (let id = queue.shift(); id; id = queue.shift()) {
+        try {
+          const job = await this.client.cancelJob(id);
+          jobsStore.getState().applyJob(job);
+          if (job.status === 'canceled') canceled++;
+        } catch (err) {
+          this.noteRefused(err);
+          failures.push(`${id.slice(0, 8)}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    jobsStore.getState().setBulkNote(`Canceled ${canceled} of ${ids.length} queued job${ids.length === 1 ? '' : 's'}${failures.length ? ` — not canceled: ${failures.slice(0, 3).join('; ')}${failures.length > 3 ? '…' : ''}` : ''}.`);
+  }
+
+  /** Runs the job's kind and spec again as a new job, and opens it. */
+  async rerunJob(id: string): Promise<void> {
+    try {
+      const job = await this.client.rerunJob(id);
+      jobsStore.getState().applyJob(job);
+      await this.openJob(job.id);
+    } catch (err) {
+      this.noteRefused(err);
+      jobsStore.getState().setDetail(jobsStore.getState().detail, `Rerun refused: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   /** The operator asked for a job and /jobs refused the token: ask for the API token. */
   private noteRefused(err: unknown): void {
     if (err instanceof ApiError && err.unauthorized) connectionStore.getState().apiRefused(err.message, true);
@@ -124,6 +251,7 @@ export class ConsoleActions {
   setJobFilter(patch: { statusFilter?: string; search?: string }): void {
     const before = jobsStore.getState().statusFilter;
     jobsStore.getState().setFilter(patch);
+    this.syncJobsUrl();
     if (patch.statusFilter !== undefined && patch.statusFilter !== before) void this.feed.pollJobs();
   }
 

@@ -8,6 +8,7 @@ import { fleetStore } from '../stores/fleet.ts';
 import { hubsStore } from '../stores/hubs.ts';
 import { JOB_LIST_LIMIT } from '../model/job-list.ts';
 import { jobsStore } from '../stores/jobs.ts';
+import { chartsStore } from '../stores/charts.ts';
 
 const POLL_MS = 3000;
 /** Throughput and series are not in the socket's snapshots: fetched on their own, slower. */
@@ -51,8 +52,9 @@ export class LiveFeed {
     void this.loadConfig();
     this.openSocket();
     void this.pollStats();
+    void this.pollHistory();
     void this.pollJobs();
-    this.statsTimer = setInterval(() => void this.pollStats(), STATS_MS);
+    this.statsTimer = setInterval(() => void (this.pollStats(), this.pollHistory()), STATS_MS);
     this.jobsTimer = setInterval(() => void this.pollJobs(), JOBS_MS);
   }
 
@@ -175,6 +177,17 @@ export class LiveFeed {
       if (stats.capacity !== undefined) fleetStore.getState().setCapacity(stats.capacity);
     } catch (err) {
       this.fail(err);
+    }
+  }
+
+  /** The charts' range, bucketed by the hub. */
+  async pollHistory(): Promise<void> {
+    const range = chartsStore.getState().range;
+    try {
+      const history = await this.deps.client.statsHistory(range);
+      if (!this.stopped) chartsStore.getState().setHistory(history);
+    } catch (err) {
+      if (!this.stopped) chartsStore.getState().setError(err instanceof Error ? err.message : String(err));
     }
   }
 

@@ -26,6 +26,9 @@ export interface JobsState {
   assets: AssetView[];
   detailError: string | null;
   stats: StatsResponse | null;
+  /** The outcome of the last bulk action, until dismissed. */
+  bulkNote: string | null;
+  setBulkNote(note: string | null): void;
   setCounts(counts: JobCounts): void;
   setList(list: JobSummary[], at: number, nextCursor?: string | null): void;
   appendPage(list: JobSummary[], nextCursor: string | null): void;
@@ -51,6 +54,8 @@ export const jobsStore = createStore<JobsState>()((set) => ({
   assets: [],
   detailError: null,
   stats: null,
+  bulkNote: null,
+  setBulkNote: (bulkNote) => set({ bulkNote }),
   setCounts: (counts) => set({ counts }),
   setList: (list, at, nextCursor = null) => set({ list, listLoadedAt: at, nextCursor, listError: null }),
   appendPage: (page, nextCursor) =>

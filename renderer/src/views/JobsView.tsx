@@ -1,8 +1,10 @@
 // Jobs: counts by status (click to filter), the recent list, and the detail of one job.
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
+import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { useStore } from 'zustand';
 import { useActions } from '../components/console-context.ts';
 import { JobDetail } from '../components/JobDetail.tsx';
+import { QueuePanel } from '../components/QueuePanel.tsx';
 import { useNow } from '../components/use-now.ts';
 import { filterJobs } from '../model/job-list.ts';
 import { ageText } from '../model/time-format.ts';
@@ -25,6 +27,9 @@ export function JobsView() {
   const apiAuth = useStore(connectionStore, (s) => s.apiAuth);
   const now = useNow();
   const rows = useMemo(() => filterJobs(list, statusFilter, search), [list, statusFilter, search]);
+  const queuedShown = useMemo(() => rows.filter((j) => j.status === 'queued').map((j) => j.id), [rows]);
+  const bulkNote = useStore(jobsStore, (s) => s.bulkNote);
+  const [bulkAsk, setBulkAsk] = useState<string[] | null>(null);
 
   return (
     <section className="view view-jobs">
@@ -41,6 +46,39 @@ export function JobsView() {
         ))}
         <input className="search" type="search" placeholder="Filter by id, kind, worker, error…" value={search} onChange={(e) => actions.setJobFilter({ search: e.target.value })} />
       </div>
+      <QueuePanel />
+      {(queuedShown.length > 0 || bulkNote) && (
+        <div className="toolbar">
+          {queuedShown.length > 0 && (
+            <button className="btn warn small" onClick={() => setBulkAsk(queuedShown)} data-testid="jobs-cancel-queued" title="Cancel every queued job in the list as shown (filter and search apply)">
+              Cancel {queuedShown.length} queued job{queuedShown.length === 1 ? '' : 's'}…
+            </button>
+          )}
+          {bulkNote && (
+            <span className="muted" data-testid="jobs-bulk-note">
+              {bulkNote}{' '}
+              <button className="btn small" onClick={() => jobsStore.getState().setBulkNote(null)}>
+                dismiss
+              </button>
+            </span>
+          )}
+        </div>
+      )}
+      {bulkAsk && (
+        <ConfirmDialog
+          title={`Cancel ${bulkAsk.length} queued job${bulkAsk.length === 1 ? '' : 's'}?`}
+          confirmLabel={`Cancel ${bulkAsk.length}`}
+          onCancel={() => setBulkAsk(null)}
+          onConfirm={() => {
+            void actions.cancelJobs(bulkAsk);
+            setBulkAsk(null);
+          }}
+        >
+          <p>
+            The queued jobs in the list as shown will not run. One that a worker has taken since it was listed is canceled as it runs.
+          </p>
+        </ConfirmDialog>
+      )}
       {apiAuth === 'dismissed' && (
         <div className="inline-error" data-testid="api-token-needed">
           The hub refuses the jobs list without its API token (PAPRIKA_API_TOKEN).{' '}
@@ -58,8 +96,8 @@ export function JobsView() {
                 <th>Kind</th>
                 <th>Status</th>
                 <th>Worker</th>
-                <th className="num">Lane</th>
-                <th className="num">Attempts</th>
+                <th className="num opt">Lane</th>
+                <th className="num opt">Attempts</th>
                 <th>Created</th>
                 <th>Error</th>
               </tr>
@@ -82,8 +120,8 @@ export function JobsView() {
                     <span className={`pill js-${j.status}`}>{j.status}</span>
                   </td>
                   <td className="mono">{j.worker_id ?? '—'}</td>
-                  <td className="num">{j.lane ?? '—'}</td>
-                  <td className="num">{j.attempts}</td>
+                  <td className="num opt">{j.lane ?? '—'}</td>
+                  <td className="num opt">{j.attempts}</td>
                   <td title={j.created_at}>{ageText(j.created_at, now)} ago</td>
                   <td className="err-cell" title={j.error ?? ''}>
                     {j.error ?? ''}

@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { useActions } from '../components/console-context.ts';
 import { WorkerTable } from '../components/WorkerTable.tsx';
 import { WorkerToolbar } from '../components/WorkerToolbar.tsx';
+import { WorkerDrawer } from '../components/WorkerDrawer.tsx';
 import type { PendingConfirm } from '../live/console-actions.ts';
 import { visibleWorkers } from '../model/worker-table.ts';
 import { connectionStore } from '../stores/connection.ts';
@@ -27,6 +28,7 @@ export function WorkersView() {
   const onResetCredentials = useCallback((id: string) => setResetting(id), []);
   const cancelReset = useCallback(() => setResetting(null), []);
   const onForget = useCallback((id: string) => void actions.forgetWorker(id), [actions]);
+  const onOpen = useCallback((id: string) => actions.openWorker(id), [actions]);
 
   return (
     <section className="view view-workers">
@@ -39,7 +41,8 @@ export function WorkersView() {
           </button>
         </div>
       )}
-      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onResetCredentials={onResetCredentials} onForget={onForget} />
+      <WorkerTable rows={rows} config={config} onSetStatus={onSetStatus} onOpen={onOpen} />
+      <WorkerDrawer onResetCredentials={onResetCredentials} onForget={onForget} />
       {confirm && (
         <ConfirmDialog
           title={`Set ${confirm.workerId} to ${confirm.status}?`}

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Job, Worker } from '../../../renderer/src/api/types.ts';
 import { parseAdminEvent } from '../../../renderer/src/api/client.ts';
-import { seriesPoints, throughputPoints } from '../../../renderer/src/model/chart-data.ts';
+import { chartFrame, isEmptyFrame, tickLabel, timeTicks } from '../../../renderer/src/model/chart-data.ts';
 import { filterJobs, timeline, upsertJob } from '../../../renderer/src/model/job-list.ts';
 import { fleetStore } from '../../../renderer/src/stores/fleet.ts';
 import { connectionStore } from '../../../renderer/src/stores/connection.ts';
@@ -74,15 +74,46 @@ describe('admin events and chart data', () => {
     expect(parseAdminEvent(42)).toBeNull();
   });
 
-  it('keeps the last hour, in time order, with utilisation in percent', () => {
-    const now = Date.parse('2026-01-01T02:00:00Z');
-    const stats = {
-      counts: {},
-      as_of: '',
-      throughput: [{ minute: '2026-01-01T01:59:00Z', succeeded: 3, failed: 1 }, { minute: '2026-01-01T00:30:00Z', succeeded: 9, failed: 9 }],
-      series: [{ t: '2026-01-01T01:59:30Z', queued: 2, in_flight: 3, capacity: 4 }, { t: '2026-01-01T01:59:00Z', queued: 1, in_flight: 0, capacity: 0 }],
+  it('plots each bucket at its middle inside the window, with utilisation in percent', () => {
+    const h = {
+      range: '15m',
+      bucket_s: 30,
+      from: '2026-01-01T01:45:00Z',
+      to: '2026-01-01T02:00:00Z',
+      buckets: [
+        { t: '2026-01-01T01:59:30Z', succeeded: 3, failed: 1, queued: 2, oldest_queued_s: 4, in_flight: 3, capacity: 4 },
+        { t: '2026-01-01T01:45:00Z', succeeded: 0, failed: 0, queued: null, oldest_queued_s: null, in_flight: null, capacity: null },
+        { t: '2026-01-01T01:59:00Z', succeeded: 0, failed: 0, queued: 1, oldest_queued_s: 1, in_flight: 0, capacity: 0 },
+      ],
     };
-    expect(throughputPoints(stats, now)).toEqual([{ t: Date.parse('2026-01-01T01:59:00Z'), succeeded: 3, failed: 1 }]);
-    expect(seriesPoints(stats, now).map((p) => p.utilisation)).toEqual([0, 75]);
+    const f = chartFrame(h)!;
+    expect(f.domain).toEqual([Date.parse(h.from), Date.parse(h.to)]);
+    expect(f.points.map((p) => p.t)).toEqual([Date.parse('2026-01-01T01:45:15Z'), Date.parse('2026-01-01T01:59:15Z'), Date.parse('2026-01-01T01:59:45Z')]);
+    expect(f.points.map((p) => p.utilisation)).toEqual([null, null, 75]);
+    for (const p of f.points) expect(p.t > f.domain[0] && p.t < f.domain[1]).toBe(true);
+    expect(isEmptyFrame(f)).toBe(false);
+    expect(isEmptyFrame(chartFrame({ ...h, buckets: [h.buckets[1]] }))).toBe(true);
+    expect(isEmptyFrame(null)).toBe(true);
+  });
+
+  it('ticks on whole buckets, at most 8, inside the window, with labels that never repeat', () => {
+    for (const [spanS, bucketS] of [
+      [900, 30],
+      [3600, 60],
+      [86_400, 1800],
+    ]) {
+      for (const to of [Date.parse('2026-01-01T00:00:00Z'), Date.parse('2026-03-05T17:30:00Z'), Date.parse('2026-03-05T17:31:30Z')]) {
+        const from = to - spanS * 1000;
+        const { ticks, stepS } = timeTicks(from, to, bucketS);
+        expect(stepS % bucketS).toBe(0);
+        expect(ticks.length).toBeGreaterThanOrEqual(3);
+        expect(ticks.length).toBeLessThanOrEqual(8);
+        for (const t of ticks) expect(t >= from && t < to).toBe(true);
+        const labels = ticks.map((t) => tickLabel(t, stepS));
+        expect(new Set(labels).size).toBe(labels.length);
+      }
+    }
+    expect(tickLabel(Date.parse('2026-01-01T00:00:30'), 30)).toBe('00:00:30');
+    expect(tickLabel(Date.parse('2026-01-01T13:05:00'), 600)).toBe('13:05');
   });
 });

@@ -5,6 +5,8 @@ import { migrate } from './migrate.ts';
 import { pgClient } from './pg-client.ts';
 import { pgliteClient } from './pglite-client.ts';
 import { SqlCredentialStore } from './sql-credential-store.ts';
+import { SqlFleetHistory } from './sql-fleet-history.ts';
+import { SqlWorkerRecord } from './sql-worker-record.ts';
 import type { SqlClient } from './sql-client.ts';
 import { SQL } from './statements.ts';
 
@@ -13,8 +15,12 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 
 export class SqlJobStore implements JobStore {
   readonly credentials: SqlCredentialStore;
+  readonly history: SqlFleetHistory;
+  readonly workerRecord: SqlWorkerRecord;
   constructor(readonly db: SqlClient) {
     this.credentials = new SqlCredentialStore(db);
+    this.history = new SqlFleetHistory(db);
+    this.workerRecord = new SqlWorkerRecord(db);
   }
 
   async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {
@@ -107,7 +113,8 @@ export class SqlJobStore implements JobStore {
 
   async setWorkerStatus(workerId: string, status: WorkerStatus, actor: string, now: Date): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const before = (await tx.query<{ status: string }>(SQL.getWorkerStatus, [workerId]))[0]?.status ?? null;
+      // No row yet: the worker was active (the default), so that is what the change is from.
+      const before = (await tx.query<{ status: string }>(SQL.getWorkerStatus, [workerId]))[0]?.status ?? 'active';
       await tx.query(SQL.setWorkerStatus, [workerId, status, now, actor]);
       await tx.query(SQL.insertAudit, [now, actor, 'worker.status', workerId, json({ from: before, to: status })]);
     });

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
 import { JOB_STATUSES } from '../../wire/job-spec.ts';
+import { EXCLUSION_REASONS } from '../../domain/placement-verdict.ts';
 import { PaprikaError } from '../../wire/errors.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import type { FleetViewReader } from '../../hub/fleet-view.ts';
@@ -104,6 +105,7 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
       worker_ttl_s: config.workerTtlS,
       heartbeat_s: config.heartbeatS,
       statuses: WORKER_STATUSES,
+      status_help: STATUS_HELP,
       job_statuses: JOB_STATUSES,
       version: PACKAGE_VERSION,
     }));
@@ -120,3 +122,4 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
   };
 }
 
+const STATUS_HELP = { active: 'takes work when it has a free lane', drain: EXCLUSION_REASONS.drain, standby: EXCLUSION_REASONS.standby };
