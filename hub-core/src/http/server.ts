@@ -16,6 +16,7 @@ import { bodyTimeout } from './body-timeout.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
+import { cdpRoutes, type CdpRouteDeps } from './routes/cdp.ts';
 import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
 import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
@@ -27,6 +28,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Copied from the route table when the route is registered; never set by hand. */
     auth?: RouteGroup;
+    /** The route table allows `?token=` here (GET /cdp). */
+    queryToken?: boolean;
   }
 }
 
@@ -38,6 +41,11 @@ const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01
 function isDatabaseDown(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return (e.code !== undefined && DB_DOWN_CODES.has(e.code)) || /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not currently accepting connections|the database system is/.test(e.message ?? '');
+}
+
+function queryTokenOf(query: unknown): string | undefined {
+  const t = (query as { token?: unknown } | undefined)?.token;
+  return typeof t === 'string' && t.length > 0 && t.length <= 1000 ? t : undefined;
 }
 
 export interface HttpServer {
@@ -60,6 +68,7 @@ export interface HttpDeps {
   workers: WorkerRouteDeps;
   admin: AdminRouteDeps;
   links: SocketRouteDeps['links'];
+  cdp: CdpRouteDeps;
   adminEvents: AdminEventDeps;
 }
 
@@ -107,7 +116,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     const decls = methods.map((m) => routeDecl(m, route.url));
     if (decls.some((d) => d === undefined)) throw new Error(`route ${methods.join(',')} ${route.url} has no group in http/route-groups.ts`);
     if (new Set(decls.map((d) => d!.group)).size > 1) throw new Error(`route ${route.url}: one registration, several groups`);
-    route.config = { ...route.config, auth: decls[0]!.group };
+    route.config = { ...route.config, auth: decls[0]!.group, queryToken: decls[0]!.queryToken === true };
     for (const method of methods) routes.push({ method, url: route.url, group: decls[0]!.group });
   });
 
@@ -118,7 +127,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     guards.checkSite(req.method, req.headers);
     const group = req.routeOptions.config.auth;
     if (!group) throw new PaprikaError('unauthorized', { scope: 'undeclared' }); // fail closed
-    const caller = authorize(config, group, req.headers);
+    const caller = authorize(config, group, req.headers, req.routeOptions.config.queryToken ? queryTokenOf(req.query) : undefined);
     // Only a proven peer hub may name itself the audit actor or stop a re-forward.
     if (!caller.peer) delete req.raw.headers[FORWARDED_HEADER];
   });
@@ -140,6 +149,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(workerRoutes(deps.workers));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
+  // CDP frames are the browser's: no size limit of the link's, no compression (a screenshot is already compressed).
+  const cdpWss = new WebSocketServer({ noServer: true, maxPayload: 0, perMessageDeflate: false });
+  await app.register(cdpRoutes(deps.cdp, cdpWss));
   routeUpgradesThroughFastify(app);
 
   await app.listen({ port: config.port, host: config.bind });
@@ -155,6 +167,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       events.stop();
       for (const ws of wss.clients) ws.terminate();
       wss.close();
+      for (const ws of cdpWss.clients) ws.terminate();
+      cdpWss.close();
       await app.close();
     },
   };
