@@ -5,13 +5,12 @@
 // local worker can give is asked of the peer with the most free lanes, one hop at most.
 // The lane is released only when the worker says the browser is gone (cdp_closed) or its link
 // drops, so a freed lane is always a clean one.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Clock } from '../ports/clock.ts';
 import { PaprikaError } from '../wire/errors.ts';
-import { tokenMatches } from '../http/auth.ts';
 import { FORWARDED_HEADER, type Forwarder } from './forwarder.ts';
 import type { HubEvents } from './hub-events.ts';
 import type { LaneBook } from './lane-book.ts';
@@ -151,7 +150,7 @@ export class CdpService {
    */
   claimTunnel(workerId: string, cdpId: string, token: string | undefined): (ws: WebSocket) => void {
     const p = this.pending.get(cdpId);
-    if (!p || p.link.worker_id !== workerId || !p.link.open || !token || !tokenMatches(p.token, token)) {
+    if (!p || p.link.worker_id !== workerId || !p.link.open || !token || !sameToken(p.token, token)) {
       this.d.log.warn({ worker_id: workerId, cdp_id: cdpId }, 'CDP tunnel refused');
       throw new PaprikaError('tunnel_refused', { worker_id: workerId, cdp_id: cdpId });
     }
@@ -240,18 +239,23 @@ export class CdpService {
     };
     const cancelMax = clock.setTimer(limits.maxS * 1000, () => end('max duration reached', CDP_CLOSE.max));
     let answered = true;
-    const pinger = setInterval(() => {
-      if (!answered) return end('client stopped answering pings');
-      answered = false;
-      client.ping();
-    }, CDP_PING_MS);
+    let cancelPing = () => {};
+    const ping = () => {
+      cancelPing = clock.setTimer(CDP_PING_MS, () => {
+        if (!answered) return end('client stopped answering pings');
+        answered = false;
+        client.ping();
+        ping();
+      });
+    };
+    ping();
     client.on('pong', () => (answered = true));
     const end = (reason: string, code?: number) => {
       if (ended) return;
       ended = true;
       cancelIdle();
       cancelMax();
-      clearInterval(pinger);
+      cancelPing();
       this.clients.delete(client);
       metrics.cdpOpen.dec();
       metrics.cdpSeconds.observe((clock.now() - started) / 1000);
@@ -286,4 +290,10 @@ export class CdpService {
   get open(): number {
     return this.clients.size;
   }
+}
+
+/** Constant time, whatever the lengths (both hashed first). */
+function sameToken(expected: string, presented: string): boolean {
+  const digest = (t: string) => createHash('sha256').update(t).digest();
+  return timingSafeEqual(digest(expected), digest(presented));
 }
