@@ -56,6 +56,13 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
     expect(Buffer.from(png).subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
     await browser.disconnect();
     await waitFor('lane freed', async () => inFlight() === 0);
+    const audit = await waitFor('audit entries', async () => {
+      const { entries } = (await (await fetch(`${h.url}/admin/audit`, { headers: { authorization: 'Bearer a' } })).json()) as { entries: Array<{ action: string; actor: string; details: { reason?: string } }> };
+      const cdp = entries.filter((e) => e.action.startsWith('cdp.'));
+      return cdp.length >= 2 ? cdp : undefined;
+    });
+    expect(audit.map((e) => e.action).sort()).toEqual(['cdp.close', 'cdp.open']);
+    expect(audit.find((e) => e.action === 'cdp.close')?.details.reason).toBe('client closed');
   });
 
   it('runs a Playwright connectOverCDP script unmodified (newPage, goto, title)', async () => {
@@ -70,7 +77,7 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
   it('puts two clients on two workers, and the next client finds no page, cookie or storage of an earlier one', async () => {
     const a = await puppeteer.connect({ browserWSEndpoint: wsUrl() });
     const b = await puppeteer.connect({ browserWSEndpoint: wsUrl() });
-    const held = h.hub.fleet.all().map((l) => l.lanes().map((x) => x.cdp_id).filter(Boolean));
+    const held = h.hub.localLinks.all().map((l) => l.lanes().map((x) => x.cdp_id).filter(Boolean));
     expect(held.map((x) => x.length)).toEqual([1, 1]);
     for (const br of [a, b]) {
       const page = await br.newPage();
@@ -101,6 +108,12 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.body).toMatchObject({ code: 'no_free_cdp_lane' });
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    expect(metrics).toMatch(/paprika_cdp_connections_refused_total\{reason="no_free_lane"\} [1-9]/);
+    expect(metrics).toMatch(/paprika_cdp_connections_open 2/);
+    expect(metrics).toMatch(/paprika_cdp_connection_seconds_count [1-9]/);
+    const lanes = (await (await fetch(`${h.url}/admin/workers`, { headers: { authorization: 'Bearer a' } })).json()) as { workers: Array<{ lanes: Array<{ cdp_id: string | null }> }> };
+    expect(lanes.workers.flatMap((w) => w.lanes).filter((l) => l.cdp_id).length).toBe(2);
     await held[0].close(); // Browser.close: Chrome exits, the lane is cleaned and freed
     await waitFor('one lane freed', async () => inFlight() === 1);
     await held[1].disconnect();
@@ -203,9 +216,9 @@ describe('CDP tunnels: only the worker the hub asked, with its one-time token', 
     client.close();
     const close = await waitFor('cdp_close', async () => links[owner as 'wcdpa'].frames.find((x) => x.type === 'cdp_close' && x.cdp_id === open.cdp_id));
     expect(close.reason).toBe('client closed');
-    expect(h.hub.fleet.all().reduce((n, l) => n + l.in_flight, 0)).toBe(1); // held until the worker says the browser is gone
+    expect(h.hub.localLinks.all().reduce((n, l) => n + l.in_flight, 0)).toBe(1); // held until the worker says the browser is gone
     links[owner as 'wcdpa'].ws.send(JSON.stringify({ type: 'cdp_closed', v: 1, cdp_id: open.cdp_id, reason: 'tunnel closed' }));
-    await waitFor('lane freed', async () => h.hub.fleet.all().every((l) => l.in_flight === 0));
+    await waitFor('lane freed', async () => h.hub.localLinks.all().every((l) => l.in_flight === 0));
     for (const l of Object.values(links)) l.ws.close();
   });
 });

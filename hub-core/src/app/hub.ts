@@ -119,7 +119,7 @@ export class Hub {
     this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, this.peers, clock, log);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
-    this.cdp = new CdpService({ config, lanes: this.lanes, forwarder: this.forwarder, clock, log, metrics: this.metrics, events: this.events });
+    this.cdp = new CdpService({ config, lanes: this.lanes, forwarder: this.forwarder, clock, log, metrics: this.metrics, events: this.events, audit: store });
     this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, cdp: this.cdp, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
     this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, localLinks: this.localLinks, registry, events: this.events, log });

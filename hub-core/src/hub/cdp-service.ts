@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { JobStore } from '../ports/job-store.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER, type Forwarder } from './forwarder.ts';
 import type { HubEvents } from './hub-events.ts';
@@ -40,6 +41,8 @@ interface Pending {
 interface Held {
   link: WorkerLink;
   lane: number;
+  /** Cut when the lane is released (the worker's browser is gone, or its link): the client's splice ends with it. */
+  tunnel?: WebSocket;
   releaseTimer?: () => void;
 }
 
@@ -49,7 +52,7 @@ export interface CdpUpstream {
   via: 'local' | 'peer';
   /** Tells the lane's worker the client left (local lanes). */
   end(reason: string): void;
-  where: { worker_id?: string; lane?: number; hub_url?: string };
+  where: { worker_id?: string; lane?: number; hub_url?: string; cdp_id?: string };
 }
 
 export interface CdpDeps {
@@ -60,6 +63,7 @@ export interface CdpDeps {
   log: Logger;
   metrics: HubMetrics;
   events: HubEvents;
+  audit: Pick<JobStore, 'recordAudit'>;
 }
 
 export class CdpService {
@@ -111,14 +115,20 @@ export class CdpService {
   private async placeLocal(limits: CdpLimits, refused: Set<string>): Promise<CdpUpstream | undefined> {
     for (;;) {
       const cdpId = randomUUID();
-      const held = this.d.lanes.reserve({ kind: 'cdp', id: cdpId, assignmentId: null }, refused);
+      const held = this.d.lanes.reserve({ kind: 'cdp', id: cdpId, assignmentId: null, since: this.d.clock.now() }, refused);
       if (!held) return undefined;
       const { link, lane } = held;
       this.held.set(cdpId, { link, lane });
       this.d.events.workersChanged();
       const tunnel = await this.openTunnel(cdpId, link, lane, limits);
       if (tunnel.ws) {
-        return { ws: tunnel.ws, via: 'local', where: { worker_id: link.worker_id, lane }, end: (reason) => this.clientLeft(cdpId, reason) };
+        const h = this.held.get(cdpId);
+        if (!h) {
+          tunnel.ws.terminate(); // the link closed meanwhile
+          continue;
+        }
+        h.tunnel = tunnel.ws;
+        return { ws: tunnel.ws, via: 'local', where: { worker_id: link.worker_id, lane, cdp_id: cdpId }, end: (reason) => this.clientLeft(cdpId, reason) };
       }
       this.d.log.warn({ worker_id: link.worker_id, lane, reason: tunnel.reason }, 'CDP lane could not start a browser');
       refused.add(link.worker_id);
@@ -190,6 +200,7 @@ export class CdpService {
     if (!h) return;
     this.held.delete(cdpId);
     h.releaseTimer?.();
+    h.tunnel?.terminate();
     this.d.lanes.release(h.link, cdpId);
     this.d.events.workersChanged();
   }
@@ -231,6 +242,8 @@ export class CdpService {
     metrics.cdpOpen.inc();
     metrics.cdpOpened.inc({ via: up.via });
     log.info({ via: up.via, ...up.where }, 'CDP client connected');
+    // The hub whose worker holds the lane writes the audit (a peer that only proxies does not: one entry per client).
+    if (up.via === 'local') this.audit('cdp.open', up.where, { lane: up.where.lane, cdp_id: up.where.cdp_id, idle_s: limits.idleS, max_s: limits.maxS });
     let ended = false;
     let cancelIdle = () => {};
     const idle = () => {
@@ -259,7 +272,9 @@ export class CdpService {
       this.clients.delete(client);
       metrics.cdpOpen.dec();
       metrics.cdpSeconds.observe((clock.now() - started) / 1000);
-      log.info({ via: up.via, ...up.where, reason, seconds: (clock.now() - started) / 1000 }, 'CDP client disconnected');
+      const seconds = (clock.now() - started) / 1000;
+      log.info({ via: up.via, ...up.where, reason, seconds }, 'CDP client disconnected');
+      if (up.via === 'local') this.audit('cdp.close', up.where, { lane: up.where.lane, cdp_id: up.where.cdp_id, reason, seconds });
       if (code !== undefined && client.readyState === WebSocket.OPEN) client.close(code, reason);
       else if (client.readyState !== WebSocket.CLOSED) client.terminate();
       if (up.ws.readyState === WebSocket.OPEN) up.ws.close(1000, reason.slice(0, 100));
@@ -279,6 +294,11 @@ export class CdpService {
     client.on('error', () => end('client socket error'));
     up.ws.on('close', (_code, reason) => end(up.via === 'local' ? `browser closed${reason.length ? `: ${reason.toString()}` : ''}` : 'peer closed', CDP_CLOSE.worker));
     up.ws.on('error', () => end('upstream socket error', CDP_CLOSE.worker));
+  }
+
+  private audit(action: string, where: CdpUpstream['where'], details: Record<string, unknown>): void {
+    const at = new Date(this.d.clock.now());
+    this.d.audit.recordAudit({ at, actor: 'api', action, target: where.worker_id ?? '', details: { ...details, hub_id: this.d.config.hubId } }).catch((err: unknown) => this.d.log.warn({ err: String(err), action }, 'CDP audit entry not written'));
   }
 
   /** Hubs stopping take their clients with them (the workers free the lanes as the tunnels close). */

@@ -13,6 +13,8 @@ export interface LaneHold {
   kind: 'job' | 'session' | 'cdp';
   id: string;
   assignmentId: string | null;
+  /** Epoch ms the hold began (shown for CDP clients: how long they have held the lane). */
+  since?: number;
 }
 
 export interface LinkSocket {
@@ -233,6 +235,7 @@ export class WorkerLink implements SchedulableWorker {
       job_id: h?.kind === 'job' ? h.id : null,
       session_id: h?.kind === 'session' ? h.id : null,
       cdp_id: h?.kind === 'cdp' ? h.id : null,
+      since_ms: h?.since ?? null,
     }));
   }
 

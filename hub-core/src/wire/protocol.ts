@@ -21,6 +21,8 @@ export const LaneState = z.strictObject({
   session_id: id.nullable().optional(),
   /** The CDP client (GET /cdp) holding the lane, if any. */
   cdp_id: id.nullable().optional(),
+  /** Epoch ms the lane's current holder took it (the hub's own record; workers do not send it). */
+  since_ms: z.number().nullable().optional(),
 });
 export type LaneState = z.infer<typeof LaneState>;
 
