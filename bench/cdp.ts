@@ -73,7 +73,7 @@ export async function cdpFigures(o: { roundTrips: number }): Promise<Figure[]> {
   const a = await startTestHub({ ...env, PAPRIKA_HUB_ID: 'bench-cdp-a' });
   const b = await startTestHub({ ...env, PAPRIKA_HUB_ID: 'bench-cdp-b' });
   const agent = await startSimAgent(a.url, 1, { token: 'bench-w', heartbeatS: 0.3, pool: chromePool({ lanes: 1, chromePath: CHROMIUM, singleChrome: false }) });
-  const free = () => a.hub.fleet.all().every((l) => l.in_flight === 0);
+  const free = () => a.hub.localLinks.all().every((l) => l.in_flight === 0);
   try {
     const directMs = await roundTrips(direct.url, o.roundTrips);
     const oneHubMs = await roundTrips(`${a.url.replace('http', 'ws')}/cdp?token=bench`, o.roundTrips);

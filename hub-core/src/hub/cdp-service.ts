@@ -115,7 +115,7 @@ export class CdpService {
   private async placeLocal(limits: CdpLimits, refused: Set<string>): Promise<CdpUpstream | undefined> {
     for (;;) {
       const cdpId = randomUUID();
-      const held = this.d.lanes.reserve({ kind: 'cdp', id: cdpId, assignmentId: null, since: this.d.clock.now() }, refused);
+      const held = this.d.lanes.reserve({ kind: 'cdp', id: cdpId, assignmentId: null, since: this.d.clock.now() }, refused, 'cdp');
       if (!held) return undefined;
       const { link, lane } = held;
       this.held.set(cdpId, { link, lane });
@@ -207,7 +207,7 @@ export class CdpService {
 
   /** Another hub holds a free lane: a WebSocket to its /cdp, with the peer token, marked forwarded. */
   private async placeOnPeer(limits: CdpLimits): Promise<CdpUpstream | undefined> {
-    const peer = await this.d.forwarder.bestPeer();
+    const peer = await this.d.forwarder.bestPeer('cdp');
     if (!peer) return undefined;
     const url = new URL('/cdp', peer.url);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
