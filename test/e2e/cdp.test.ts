@@ -223,6 +223,21 @@ describe('CDP tunnels: only the worker the hub asked, with its one-time token', 
   });
 });
 
+describe('CDP clients go only to workers whose lanes run cdp', () => {
+  it('answers 503 on a hub whose only worker has simulated lanes, and never asks that worker', async () => {
+    const h = await startTestHub({ PAPRIKA_API_TOKEN: TOKEN, PAPRIKA_WORKER_TOKEN: WORKER_TOKEN, PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_PEER_TOKEN: 'p', PAPRIKA_ASSIGN_WAIT_S: '0.2' });
+    const sim = await startSimAgent(h.url, 2, { token: WORKER_TOKEN });
+    try {
+      const res = await upgradeStatus(`${h.url.replace('http', 'ws')}/cdp?token=${TOKEN}`);
+      expect(res.status).toBe(503);
+      expect(h.hub.localLinks.all()[0].in_flight).toBe(0);
+    } finally {
+      await sim.stop();
+      await h.stop();
+    }
+  });
+});
+
 /** Try a WebSocket upgrade and report the HTTP answer when it is refused (101 when it opens). */
 function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: unknown }> {
   return new Promise((resolve, reject) => {

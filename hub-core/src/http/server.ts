@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
-import { MAX_FRAME_BYTES } from '../wire/protocol.ts';
+import { CDP_MAX_FRAME_BYTES, MAX_FRAME_BYTES } from '../wire/protocol.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
@@ -149,8 +149,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(workerRoutes(deps.workers));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
-  // CDP frames are the browser's: no size limit of the link's, no compression (a screenshot is already compressed).
-  const cdpWss = new WebSocketServer({ noServer: true, maxPayload: 0, perMessageDeflate: false });
+  // CDP frames are the browser's: a limit of their own, no compression (a screenshot is already compressed).
+  const cdpWss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_FRAME_BYTES, perMessageDeflate: false });
   await app.register(cdpRoutes(deps.cdp, cdpWss));
   routeUpgradesThroughFastify(app);
 

@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { PaprikaError } from '../wire/errors.ts';
+import { CDP_MAX_FRAME_BYTES } from '../wire/protocol.ts';
 import { FORWARDED_HEADER, type Forwarder } from './forwarder.ts';
 import type { HubEvents } from './hub-events.ts';
 import type { LaneBook } from './lane-book.ts';
@@ -215,7 +216,7 @@ export class CdpService {
     url.searchParams.set('max_s', String(limits.maxS));
     const headers: Record<string, string> = { [FORWARDED_HEADER]: this.d.config.hubId };
     if (this.d.config.peerToken) headers.authorization = `Bearer ${this.d.config.peerToken}`;
-    const ws = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload: 0, handshakeTimeout: this.d.config.forwardTimeoutS * 1000 });
+    const ws = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: this.d.config.forwardTimeoutS * 1000 });
     const ok = await new Promise<boolean>((resolve) => {
       ws.once('open', () => resolve(true));
       ws.once('unexpected-response', (_req, res) => {

@@ -8,6 +8,8 @@ import { issuesToDetails } from './errors.ts';
 export const PROTOCOL_VERSION = 1 as const;
 /** Largest frame either side accepts (screenshots travel inside job_result). */
 export const MAX_FRAME_BYTES = 32 * 1024 * 1024;
+/** Largest CDP message a hub or worker passes on (GET /cdp and its tunnels): a full-page screenshot of a long page fits. */
+export const CDP_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const v = z.literal(PROTOCOL_VERSION);
 const id = z.string().min(1).max(200);

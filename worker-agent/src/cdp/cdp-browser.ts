@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
 import { CHROME_ARGS, proxyArgs } from '../chrome/chrome-process.ts';
 
 export interface CdpBrowserOptions {
@@ -15,8 +16,6 @@ export interface CdpBrowserOptions {
   proxyPort?: number;
 }
 
-/** Largest CDP message the worker buffers from Chrome before giving up on it (a full-page screenshot fits). */
-const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 export class CdpBrowser {
   private readonly proc: ChildProcess;
@@ -69,7 +68,7 @@ export class CdpBrowser {
     if (start < chunk.length) {
       this.buffered.push(chunk.subarray(start));
       this.bufferedBytes += chunk.length - start;
-      if (this.bufferedBytes > MAX_MESSAGE_BYTES) this.kill();
+      if (this.bufferedBytes > CDP_MAX_FRAME_BYTES) this.kill();
     }
   }
 
@@ -80,13 +79,15 @@ export class CdpBrowser {
     pipe.write('\0');
   }
 
+  /** SIGKILL the browser and its process group: after a Browser.close its helpers may outlive it. */
   kill(): void {
-    if (this.exited || this.proc.pid === undefined) return;
+    const pid = this.proc.pid;
+    if (pid === undefined) return;
     try {
       if (process.platform === 'win32') this.proc.kill('SIGKILL');
-      else process.kill(-this.proc.pid, 'SIGKILL');
+      else process.kill(-pid, 'SIGKILL');
     } catch {
-      this.proc.kill('SIGKILL');
+      if (!this.exited) this.proc.kill('SIGKILL');
     }
   }
 

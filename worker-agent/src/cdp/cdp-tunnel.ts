@@ -4,6 +4,7 @@
 // (Browser.close, a crash), the hub's cdp_close or max_s — ends both, and `onEnd` runs once the
 // browser is dead and its profile removed: the lane is clean when the hub hears of it.
 import { WebSocket } from 'ws';
+import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
 import { CdpBrowser, type CdpBrowserOptions } from './cdp-browser.ts';
 
 export interface CdpTunnelOptions {
@@ -45,7 +46,7 @@ export class CdpTunnel {
     void browser.gone.then((why) => this.close(why));
     const url = new URL(`/workers/${encodeURIComponent(o.workerId)}/cdp/${o.cdpId}`, o.hubUrl);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(url, { headers: { ...o.headers, 'x-paprika-tunnel-token': o.tunnelToken }, perMessageDeflate: false, maxPayload: 0, handshakeTimeout: 10_000 });
+    const ws = new WebSocket(url, { headers: { ...o.headers, 'x-paprika-tunnel-token': o.tunnelToken }, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
     this.ws = ws;
     ws.on('message', (data) => this.browser?.send(data.toString()));
     ws.on('close', () => this.close('tunnel closed'));
