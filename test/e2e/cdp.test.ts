@@ -159,6 +159,16 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
     await waitFor('lane freed', async () => inFlight() === 0);
   });
 
+  it("puts a CDP client's pages behind the lane's egress policy (a metadata address is denied)", async () => {
+    const browser = await puppeteer.connect({ browserWSEndpoint: wsUrl() });
+    const page = await browser.newPage();
+    const res = await page.goto('http://169.254.169.254/latest/meta-data/');
+    expect(res?.status()).toBe(403);
+    expect(res?.headers()['x-paprika-denied']).toBeTruthy();
+    await browser.disconnect();
+    await waitFor('lane freed', async () => inFlight() === 0);
+  });
+
   it('accepts ?token= on /cdp only', async () => {
     const res = await fetch(`${h.url}/jobs?token=${TOKEN}`);
     expect(res.status).toBe(401);
