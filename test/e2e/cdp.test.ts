@@ -227,6 +227,11 @@ describe('CDP tunnels: only the worker the hub asked, with its one-time token', 
     const close = await waitFor('cdp_close', async () => links[owner as 'wcdpa'].frames.find((x) => x.type === 'cdp_close' && x.cdp_id === open.cdp_id));
     expect(close.reason).toBe('client closed');
     expect(h.hub.localLinks.all().reduce((n, l) => n + l.in_flight, 0)).toBe(1); // held until the worker says the browser is gone
+    // Another worker cannot free it: a cdp_closed counts only from the link holding that client.
+    links[other as 'wcdpa'].ws.send(JSON.stringify({ type: 'cdp_closed', v: 1, cdp_id: open.cdp_id, reason: 'not mine' }));
+    links[other as 'wcdpa'].ws.send(JSON.stringify({ type: 'cdp_closed', v: 1, cdp_id: 'x'.repeat(5000), reason: 'oversized id' }));
+    await waitFor('the other link answered the malformed frame', async () => links[other as 'wcdpa'].frames.some((f) => f.type === 'error'));
+    expect(h.hub.localLinks.all().reduce((n, l) => n + l.in_flight, 0)).toBe(1);
     links[owner as 'wcdpa'].ws.send(JSON.stringify({ type: 'cdp_closed', v: 1, cdp_id: open.cdp_id, reason: 'tunnel closed' }));
     await waitFor('lane freed', async () => h.hub.localLinks.all().every((l) => l.in_flight === 0));
     for (const l of Object.values(links)) l.ws.close();
