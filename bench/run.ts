@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ceilings } from './ceilings.ts';
 import { completionFigures } from './completion.ts';
+import { cdpFigures } from './cdp.ts';
 import { dispatchFigures } from './dispatch.ts';
 import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
@@ -16,7 +17,7 @@ import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'ceilings'] as const;
+const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'cdp', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -44,6 +45,7 @@ export async function main(argv: string[]): Promise<void> {
   if (only.has('fleet')) say(await fleetReadFigures({ sizes: [1000, 10_000], reads: quick ? 3 : 10 }));
   if (only.has('memory')) say(await hubMemoryFigures({ workers: 1000 }));
   if (only.has('isolation')) say(await isolationFigures({ jobs: quick ? 40 : 200 }));
+  if (only.has('cdp')) say(await cdpFigures({ roundTrips: quick ? 200 : 2000 }));
   let ceilingRows;
   if (only.has('ceilings')) {
     ceilingRows = await ceilings({ ops: quick ? 3000 : 20_000, concurrency });

@@ -1,6 +1,7 @@
 // `paprika nginx-conf`: the seed's two routing rules for several hubs behind nginx.
-// Rule 1: /workers/{id}/link → always the same hub for a worker id (consistent hash, upgrade).
-// Rule 2: everything else → round-robin. /admin/events upgrades too.
+// Rule 1: /workers/{id}/link and a worker's CDP tunnels → always the same hub for a worker id
+// (consistent hash, upgrade). Rule 2: everything else → round-robin. /admin/events and /cdp
+// upgrade too.
 // By default it prints what goes inside nginx's `http {}` block (a file in conf.d/, which the
 // stock nginx.conf includes there); `--full` prints a whole nginx.conf for `nginx -c FILE`.
 import { parseArgs } from 'node:util';
@@ -40,6 +41,7 @@ export function nginxConf(f: NginxFlags, opts: { standalone?: boolean; pidFile?:
 
 # Rule 1: a worker's link always lands on the same hub (consistent hash on the worker id), so
 # its owner key and its jobs stay put; when that hub is down, the link moves to the next one.
+# A worker's CDP tunnels (/workers/{id}/cdp/{cdp_id}) follow its link to the hub that asked for them.
 upstream paprika_links {
     hash $paprika_worker_id consistent;
 ${servers('')}
@@ -55,7 +57,7 @@ server {
     listen ${f.listen};
     client_max_body_size 2m;
 
-    location ~ ^/workers/(?<paprika_worker_id>[A-Za-z0-9_-]+)/link$ {
+    location ~ ^/workers/(?<paprika_worker_id>[A-Za-z0-9_-]+)/(link|cdp/[0-9a-f-]+)$ {
         proxy_pass http://paprika_links;
         proxy_http_version 1.1;
         proxy_set_header Upgrade $http_upgrade;
@@ -76,6 +78,22 @@ server {
         proxy_set_header Host $http_host;
         proxy_read_timeout 3600s;
         proxy_connect_timeout 2s;
+    }
+
+    # CDP clients (puppeteer.connect, connectOverCDP): a long-lived upgrade. Not logged: the API
+    # token may be in its query string (?token=).
+    location = /cdp {
+        access_log off;
+        proxy_pass http://paprika_hubs;
+        proxy_http_version 1.1;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
+        proxy_set_header Host $host;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_read_timeout 3600s;
+        proxy_send_timeout 3600s;
+        proxy_connect_timeout 2s;
+        proxy_next_upstream error timeout;
     }
 
     location / {

@@ -18,6 +18,10 @@ export interface Config {
   readonly hubTtlS: number;
   readonly assignWaitS: number;
   readonly forwardTimeoutS: number;
+  /** A CDP client with no message either way for this long is closed (GET /cdp; ?idle_s= may ask for less). */
+  readonly cdpIdleS: number;
+  /** A CDP client's longest connection (?max_s= may ask for less). */
+  readonly cdpMaxS: number;
   readonly queueRedriveIntervalS: number;
   readonly queueRedriveDisable: boolean;
   readonly redriveMinAgeS: number;
@@ -144,6 +148,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     hubTtlS: secondsVar(env, 'PAPRIKA_HUB_TTL_S', 90),
     assignWaitS: numberVar(env, 'PAPRIKA_ASSIGN_WAIT_S', 8),
     forwardTimeoutS: secondsVar(env, 'PAPRIKA_FORWARD_TIMEOUT_S', 60),
+    cdpIdleS: secondsVar(env, 'PAPRIKA_CDP_IDLE_S', 300),
+    cdpMaxS: secondsVar(env, 'PAPRIKA_CDP_MAX_S', 3600),
     queueRedriveIntervalS: secondsVar(env, 'PAPRIKA_QUEUE_REDRIVE_INTERVAL_S', 3),
     queueRedriveDisable: flagVar(env, 'PAPRIKA_QUEUE_REDRIVE_DISABLE'),
     redriveMinAgeS: numberVar(env, 'PAPRIKA_REDRIVE_MIN_AGE_S', 90),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { WorkerAgent } from '../../worker-agent/src/agent.ts';
 import { simulatedPool } from '../../worker-agent/src/lanes/simulated-lane.ts';
+import type { LanePool } from '../../worker-agent/src/lanes/lane.ts';
 
 /**
  * Where this test process's agents keep their credentials: one directory for the whole run
@@ -41,11 +42,11 @@ export function capturedLog(): { log: Logger; lines: Array<Record<string, unknow
   return { log, lines };
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger } = {}): Promise<SimAgent> {
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
-    pool: simulatedPool(lanes, `sim://${lanIp}`),
+    pool: opts.pool ?? simulatedPool(lanes, `sim://${lanIp}`),
     lanIp,
     hostname: `sim-${lanIp}`,
     dataDir: opts.dataDir ?? AGENT_DATA_DIR,

@@ -10,6 +10,7 @@ import { backoffMs, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BY
 import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
+import { CdpTunnel } from './cdp/cdp-tunnel.ts';
 import { CredentialFile } from './credential-file.ts';
 import { capResult, frameSize } from './result-cap.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
@@ -234,6 +235,10 @@ export class WorkerAgent {
       case 'session_command':
       case 'session_close':
         return this.runner.session(msg);
+      case 'cdp_open':
+        return this.openCdp(msg);
+      case 'cdp_close':
+        return this.runner.closeCdp(msg.cdp_id, msg.reason);
       case 'status':
         this.o.log.info({ status: msg.status }, 'status set by operator');
         return;
@@ -241,6 +246,21 @@ export class WorkerAgent {
         this.o.log.warn({ message: msg.message, details: msg.details }, 'hub reported an error');
         return;
     }
+  }
+
+  /** A CDP client holds a lane: a fresh browser, and a tunnel dialed out to the hub that asked. */
+  private openCdp(msg: Extract<HubMessage, { type: 'cdp_open' }>): void {
+    const ended = (reason: string) => {
+      this.runner.freeCdp(msg.cdp_id);
+      this.o.log.info({ cdp_id: msg.cdp_id, reason }, 'CDP client ended');
+      this.send({ type: 'cdp_closed', cdp_id: msg.cdp_id, reason: reason.slice(0, 200) });
+    };
+    let tunnel: CdpTunnel | undefined;
+    const held = this.runner.holdCdp(msg.cdp_id, msg.lane, (reason) => tunnel?.close(reason));
+    if ('error' in held) return this.send({ type: 'cdp_closed', cdp_id: msg.cdp_id, reason: held.error });
+    this.o.log.info({ cdp_id: msg.cdp_id, lane: held.lane }, 'CDP client started');
+    tunnel = new CdpTunnel({ hubUrl: this.o.hubUrl, workerId: this.workerId!, cdpId: msg.cdp_id, tunnelToken: msg.tunnel_token, headers: this.headers(), maxS: msg.max_s, browser: held.browser, onEnd: ended });
+    void tunnel.start();
   }
 
   private queueResult(outcome: JobResult): void {
@@ -316,6 +336,8 @@ export class WorkerAgent {
     if (this.ws !== ws) return;
     // Tokens are signed with this link's key: they die with it (the next welcome brings a new one).
     this.o.viewKeys?.clear();
+    // The hub freed the lanes of this link's CDP clients: their browsers end now, clean for the next link.
+    this.runner.closeCdp(undefined, 'worker link closed');
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.welcomeTimer);
     if (this.stopped) return;

@@ -11,6 +11,8 @@ type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 interface Slot {
   job?: { id: string; assignmentId: string; abort: AbortController; done: Promise<void> };
   session?: { id: string; idleTimer: NodeJS.Timeout; idleS: number };
+  /** A CDP client's browser (cdp/cdp-tunnel.ts); `close` ends it. */
+  cdp?: { id: string; close: (reason: string) => void };
 }
 
 export class LaneRunner {
@@ -27,7 +29,7 @@ export class LaneRunner {
   }
 
   get inFlight(): number {
-    return this.slots.filter((s) => s.job || s.session).length;
+    return this.slots.filter((s) => s.job || s.session || s.cdp).length;
   }
 
   heldJobs() {
@@ -35,11 +37,11 @@ export class LaneRunner {
   }
 
   laneStates(): LaneState[] {
-    return this.lanes.map((l, i) => ({ index: i, view_url: l.viewUrl, busy: Boolean(this.slots[i].job || this.slots[i].session), job_id: this.slots[i].job?.id ?? null, session_id: this.slots[i].session?.id ?? null }));
+    return this.lanes.map((l, i) => ({ index: i, view_url: l.viewUrl, busy: Boolean(this.slots[i].job || this.slots[i].session || this.slots[i].cdp), job_id: this.slots[i].job?.id ?? null, session_id: this.slots[i].session?.id ?? null, cdp_id: this.slots[i].cdp?.id ?? null }));
   }
 
   private freeLane(preferred: number): number | undefined {
-    const free = (i: number) => i >= 0 && i < this.slots.length && !this.slots[i].job && !this.slots[i].session;
+    const free = (i: number) => i >= 0 && i < this.slots.length && !this.slots[i].job && !this.slots[i].session && !this.slots[i].cdp;
     if (free(preferred)) return preferred;
     const i = this.slots.findIndex((_, k) => free(k));
     return i < 0 ? undefined : i;
@@ -133,6 +135,32 @@ export class LaneRunner {
     this.slots[lane].session = undefined;
   }
 
+  /**
+   * Hold a lane for a CDP client: the lane the hub named, else any free one that serves CDP.
+   * Returns the lane and its browser options, or the reason it cannot.
+   */
+  holdCdp(cdpId: string, preferred: number, close: (reason: string) => void): { lane: number; browser: { chromePath: string; proxyPort?: number } } | { error: string } {
+    if (this.closing) return { error: 'shutting_down' };
+    if (this.slots.some((s) => s.cdp?.id === cdpId)) return { error: 'duplicate cdp_id' };
+    const lane = this.freeLane(preferred);
+    if (lane === undefined) return { error: 'busy' };
+    const browser = this.lanes[lane].cdpBrowser?.();
+    if (!browser) return { error: 'this lane runs no browser for CDP clients' };
+    this.slots[lane].cdp = { id: cdpId, close };
+    return { lane, browser };
+  }
+
+  /** The CDP client's browser is gone and its profile removed: the lane is free. */
+  freeCdp(cdpId: string): void {
+    const slot = this.slots.find((s) => s.cdp?.id === cdpId);
+    if (slot) slot.cdp = undefined;
+  }
+
+  /** End one CDP client (the hub's cdp_close), or all of them (the link dropped: the hub freed their lanes). */
+  closeCdp(cdpId: string | undefined, reason: string): void {
+    for (const s of this.slots) if (s.cdp && (cdpId === undefined || s.cdp.id === cdpId)) s.cdp.close(reason);
+  }
+
   /** Stop taking work; wait up to graceMs for running jobs, then abort what is left. */
   async drain(graceMs: number): Promise<void> {
     this.closing = true;
@@ -146,6 +174,7 @@ export class LaneRunner {
   }
 
   async stop(): Promise<void> {
+    this.closeCdp(undefined, 'worker stopping');
     for (let i = 0; i < this.slots.length; i++) this.endSession(i);
   }
 }

@@ -25,6 +25,7 @@ import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobStore } from '../ports/job-store.ts';
 import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
+import { CdpService } from '../hub/cdp-service.ts';
 import { Dispatcher } from '../hub/dispatcher.ts';
 import { FleetViewReader } from '../hub/fleet-view.ts';
 import { Forwarder } from '../hub/forwarder.ts';
@@ -74,6 +75,8 @@ export class Hub {
   readonly ledger: JobLedger;
   readonly publisher: RegistryPublisher;
   readonly sessions: SessionService;
+  /** CDP clients (GET /cdp) on lanes of this hub's workers or a peer's. */
+  readonly cdp: CdpService;
   readonly dispatcher: Dispatcher;
   readonly jobs: JobService;
   readonly links: LinkService;
@@ -116,7 +119,8 @@ export class Hub {
     this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, this.peers, clock, log);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
-    this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
+    this.cdp = new CdpService({ config, lanes: this.lanes, forwarder: this.forwarder, clock, log, metrics: this.metrics, events: this.events, audit: store });
+    this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, cdp: this.cdp, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
     this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, localLinks: this.localLinks, registry, events: this.events, log });
     this.views = new ViewGrants({ config, localLinks: this.localLinks, registry, forwarder: this.forwarder, clock });
@@ -145,6 +149,7 @@ export class Hub {
       workerDetail: { record: store.workerRecord, fleet: this.fleetView, vitals: this.stats.vitals, pick: config, now: () => clock.now() },
       admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
       links: this.links,
+      cdp: { cdp: this.cdp, assignWaitS: config.assignWaitS, stopping: () => this.jobs.stopping },
       adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },
     };
   }
@@ -190,6 +195,7 @@ export class Hub {
     await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
+    this.cdp.stop();
     await this.links.stop(); // every close handler ran: owner keys released
     await this.http?.close();
     await this.publisher.stop();

@@ -72,9 +72,11 @@ export interface Caller {
  * Throws 401 unless the request carries its group's token. A call a peer hub forwards
  * (X-Paprika-Forwarded) carries the peer token instead of the client's, so api and admin
  * routes take the peer token in place of their own only together with that header.
+ * `queryToken`: a `?token=` the route table allows for this route (GET /cdp only).
  */
-export function authorize(config: Config, group: RouteGroup, headers: IncomingHttpHeaders): Caller {
+export function authorize(config: Config, group: RouteGroup, headers: IncomingHttpHeaders, queryToken?: string): Caller {
   const bearers = bearersOf(headers);
+  if (queryToken) bearers.push(queryToken);
   const peer = presents(config.peerToken, bearers);
   if (presents(groupToken(config, group), bearers)) return { peer };
   const forwarded = headers[FORWARDED_HEADER] !== undefined;

@@ -49,7 +49,15 @@ export function workerJson(w: FleetWorker): WorkerJson {
     platform: w.platform,
     lan_ip: w.lan_ip,
     hostname: w.hostname,
-    lanes: w.lanes.map((l) => ({ index: l.index, view_url: l.view_url, busy: l.busy, job_id: l.job_id })),
+    lanes: w.lanes.map((l) => ({
+      index: l.index,
+      view_url: l.view_url,
+      busy: l.busy,
+      job_id: l.job_id,
+      holder: l.cdp_id ? 'cdp' : l.session_id ? 'session' : l.job_id ? 'job' : null,
+      cdp_id: l.cdp_id ?? null,
+      since: l.since_ms ? new Date(l.since_ms).toISOString() : null,
+    })),
     kinds: w.kinds ?? null,
   };
 }

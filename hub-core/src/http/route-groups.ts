@@ -8,6 +8,11 @@ export interface RouteDecl {
   group: RouteGroup;
   /** A WebSocket route: reached only through an upgrade (server.ts routes upgrades through Fastify). */
   ws?: true;
+  /**
+   * The token may also come as `?token=` (GET /cdp only: puppeteer.connect users can often set
+   * nothing but a URL). Nowhere else: a token in a URL ends up in proxy logs.
+   */
+  queryToken?: true;
 }
 
 /** `METHOD /fastify/path` → its group. HEAD routes take their GET's entry. */
@@ -26,9 +31,12 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'POST /sessions': { group: 'api' },
   'POST /sessions/:id/commands': { group: 'api' },
   'DELETE /sessions/:id': { group: 'api' },
+  'GET /cdp': { group: 'api', ws: true, queryToken: true },
 
   'POST /workers/register': { group: 'worker' },
   'GET /workers/:id/link': { group: 'worker', ws: true },
+  // A worker's tunnel for one CDP client; also needs the one-time token its link received.
+  'GET /workers/:id/cdp/:cdp_id': { group: 'worker', ws: true },
 
   'POST /internal/jobs/:id/assign': { group: 'peer' },
   'POST /internal/jobs/:id/cancel-on-worker': { group: 'peer' },

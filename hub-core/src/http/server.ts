@@ -10,7 +10,7 @@ import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
 import { RegistryUnavailableError } from '../ports/registry.ts';
-import { LINK_CEILING_BYTES } from '../wire/protocol.ts';
+import { CDP_MAX_FRAME_BYTES, LINK_CEILING_BYTES } from '../wire/protocol.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
@@ -21,6 +21,7 @@ import { adminHistoryRoutes, type HistoryRouteDeps } from './routes/admin-histor
 import { adminQueueRoutes, type QueueRouteDeps } from './routes/admin-queue.ts';
 import { adminWorkerDetailRoutes, type WorkerDetailDeps } from './routes/admin-worker-detail.ts';
 import { faviconRoutes } from './routes/favicon.ts';
+import { cdpRoutes, type CdpRouteDeps } from './routes/cdp.ts';
 import { jobRoutes, type JobRouteDeps } from './routes/jobs.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/sessions.ts';
 import { socketRoutes, type SocketRouteDeps } from './routes/sockets.ts';
@@ -32,6 +33,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Copied from the route table when the route is registered; never set by hand. */
     auth?: RouteGroup;
+    /** The route table allows `?token=` here (GET /cdp). */
+    queryToken?: boolean;
   }
 }
 
@@ -43,6 +46,11 @@ const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01
 function isDatabaseDown(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return (e.code !== undefined && DB_DOWN_CODES.has(e.code)) || /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not currently accepting connections|the database system is/.test(e.message ?? '');
+}
+
+function queryTokenOf(query: unknown): string | undefined {
+  const t = (query as { token?: unknown } | undefined)?.token;
+  return typeof t === 'string' && t.length > 0 && t.length <= 1000 ? t : undefined;
 }
 
 export interface HttpServer {
@@ -68,6 +76,7 @@ export interface HttpDeps {
   queue: QueueRouteDeps;
   workerDetail: WorkerDetailDeps;
   links: SocketRouteDeps['links'];
+  cdp: CdpRouteDeps;
   adminEvents: AdminEventDeps;
 }
 
@@ -119,7 +128,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     const decls = methods.map((m) => routeDecl(m, route.url));
     if (decls.some((d) => d === undefined)) throw new Error(`route ${methods.join(',')} ${route.url} has no group in http/route-groups.ts`);
     if (new Set(decls.map((d) => d!.group)).size > 1) throw new Error(`route ${route.url}: one registration, several groups`);
-    route.config = { ...route.config, auth: decls[0]!.group };
+    route.config = { ...route.config, auth: decls[0]!.group, queryToken: decls[0]!.queryToken === true };
     for (const method of methods) routes.push({ method, url: route.url, group: decls[0]!.group });
   });
 
@@ -130,7 +139,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     guards.checkSite(req.method, req.headers);
     const group = req.routeOptions.config.auth;
     if (!group) throw new PaprikaError('unauthorized', { scope: 'undeclared' }); // fail closed
-    const caller = authorize(config, group, req.headers);
+    const caller = authorize(config, group, req.headers, req.routeOptions.config.queryToken ? queryTokenOf(req.query) : undefined);
     // Only a proven peer hub may name itself the audit actor or stop a re-forward.
     if (!caller.peer) delete req.raw.headers[FORWARDED_HEADER];
   });
@@ -157,6 +166,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(adminWorkerDetailRoutes(deps.workerDetail));
   await app.register(adminRoutes(deps.admin));
   await app.register(socketRoutes({ links: deps.links, events }, wss));
+  // CDP frames are the browser's: a limit of their own, no compression (a screenshot is already compressed).
+  const cdpWss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_FRAME_BYTES, perMessageDeflate: false });
+  await app.register(cdpRoutes(deps.cdp, cdpWss));
   routeUpgradesThroughFastify(app);
 
   await app.listen({ port: config.port, host: config.bind });
@@ -172,6 +184,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       events.stop();
       for (const ws of wss.clients) ws.terminate();
       wss.close();
+      for (const ws of cdpWss.clients) ws.terminate();
+      cdpWss.close();
       await app.close();
     },
   };

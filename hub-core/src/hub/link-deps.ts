@@ -14,6 +14,7 @@ import type { HubMetrics } from './metrics.ts';
 import type { RecycleCounter } from './recycle-counter.ts';
 import type { RegistryPublisher } from './registry-publisher.ts';
 import type { SessionService } from './sessions.ts';
+import type { CdpService } from './cdp-service.ts';
 import type { UrlGuard } from './url-guard.ts';
 import type { WorkerEnrollment } from './worker-enrollment.ts';
 
@@ -26,6 +27,7 @@ export interface LinkDeps {
   lanes: LaneBook;
   ledger: JobLedger;
   sessions: SessionService;
+  cdp: Pick<CdpService, 'onClosed' | 'onLinkClosed'>;
   publisher: RegistryPublisher;
   enrollment: WorkerEnrollment;
   clock: Clock;

@@ -41,6 +41,9 @@ export class LinkMessages {
       case 'session_closed':
         this.d.sessions.onClosed(link, msg.session_id, msg.reason);
         return;
+      case 'cdp_closed':
+        this.d.cdp.onClosed(link, msg.cdp_id, msg.reason);
+        return;
       case 'error':
         this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
         return;
@@ -58,6 +61,7 @@ export class LinkMessages {
   async onClose(link: WorkerLink): Promise<void> {
     const { localLinks, registry, config, log } = this.d;
     this.d.sessions.onLinkClosed(link);
+    this.d.cdp.onLinkClosed(link);
     if (!localLinks.remove(link)) return; // replaced by a newer link of the same worker
     this.d.metrics.localWorkers.set(localLinks.size);
     // Its running jobs stay running: the reconciler fails them only after ORPHAN_GRACE, so a

@@ -41,6 +41,10 @@ export function createMetrics() {
     fleetAccepting: gauge('paprika_fleet_accepting_workers', 'Workers that take work: alive, active, reporting, disk below the limit (last read)'),
     fleetCapacity: gauge('paprika_fleet_capacity_lanes', 'Lanes of the workers that take work (last read)'),
     fleetInFlight: gauge('paprika_fleet_in_flight', 'Jobs, sessions and clients holding lanes of the workers that take work (last read)'),
+    cdpOpen: gauge('paprika_cdp_connections_open', 'CDP clients (GET /cdp) this hub splices now, its own lanes and proxied to peers'),
+    cdpOpened: counter('paprika_cdp_connections_opened_total', 'CDP clients this hub connected to a browser', ['via']),
+    cdpRefused: counter('paprika_cdp_connections_refused_total', 'CDP connects refused before the upgrade, by reason', ['reason']),
+    cdpSeconds: new client.Histogram({ name: 'paprika_cdp_connection_seconds', help: 'How long CDP clients stayed connected', registers: [registry], buckets: [1, 5, 30, 60, 300, 900, 1800, 3600] }),
     localWorkers: gauge('paprika_local_workers', 'Workers linked to this hub'),
   };
 }

@@ -10,9 +10,11 @@ import { encode, type Capabilities, type HubMessageBody, type LaneState } from '
 import type { WorkerSnapshot } from '../ports/registry.ts';
 
 export interface LaneHold {
-  kind: 'job' | 'session';
+  kind: 'job' | 'session' | 'cdp';
   id: string;
   assignmentId: string | null;
+  /** Epoch ms the hold began (shown for CDP clients: how long they have held the lane). */
+  since?: number;
 }
 
 export interface LinkSocket {
@@ -232,6 +234,8 @@ export class WorkerLink implements SchedulableWorker {
       busy: h !== null,
       job_id: h?.kind === 'job' ? h.id : null,
       session_id: h?.kind === 'session' ? h.id : null,
+      cdp_id: h?.kind === 'cdp' ? h.id : null,
+      since_ms: h?.since ?? null,
     }));
   }
 
@@ -276,6 +280,16 @@ export class WorkerLink implements SchedulableWorker {
   /** A session request (open, command, close); rejects when the frame could not be sent. */
   sessionRequest(body: Extract<HubMessageBody, { type: 'session_open' | 'session_command' | 'session_close' }>): Promise<void> {
     return this.socket.send(encode(body));
+  }
+
+  /** A CDP client holds `lane`: the worker starts a fresh browser and dials the tunnel; rejects when the frame could not be sent. */
+  cdpOpen(body: Frame<'cdp_open'>): Promise<void> {
+    return this.socket.send(encode({ type: 'cdp_open', ...body }));
+  }
+
+  /** The client left (or timed out): the worker ends its browser and reports cdp_closed. */
+  async cdpClose(cdpId: string, reason: string): Promise<void> {
+    await this.quietly({ type: 'cdp_close', cdp_id: cdpId, reason });
   }
 
   close(code: number, reason: string): void {

@@ -121,6 +121,8 @@ export interface JobStore {
   /** An operator forgot an offline worker: its stored status goes, the audit log says who and what it was. */
   forgetWorker(workerId: string, actor: string, details: Record<string, unknown>, now: Date): Promise<void>;
   listAudit(limit: number): Promise<AuditEntry[]>;
+  /** One audit entry on its own (an event that changes no row, e.g. a CDP client's connection). */
+  recordAudit(entry: AuditEntry): Promise<void>;
 
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -50,6 +50,11 @@ export interface LaneJson {
   view_url: string | null;
   busy: boolean;
   job_id: string | null;
+  /** What holds the lane: a job, an interactive session, a CDP client (GET /cdp); null when idle. */
+  holder?: 'job' | 'session' | 'cdp' | null;
+  /** The CDP client holding it, and since when (ISO). */
+  cdp_id?: string | null;
+  since?: string | null;
 }
 
 /** POST /admin/workers/:id/lanes/:index/view: the view URL with a token, usable until expires_at. */

@@ -14,6 +14,8 @@ export const MAX_FRAME_BYTES = 32 * 1024 * 1024;
  * on; only a frame past this ceiling drops the link.
  */
 export const LINK_CEILING_BYTES = 2 * MAX_FRAME_BYTES;
+/** Largest CDP message a hub or worker passes on (GET /cdp and its tunnels): a full-page screenshot of a long page fits. */
+export const CDP_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const v = z.literal(PROTOCOL_VERSION);
 const id = z.string().min(1).max(200);
@@ -25,6 +27,10 @@ export const LaneState = z.strictObject({
   busy: z.boolean(),
   job_id: id.nullable(),
   session_id: id.nullable().optional(),
+  /** The CDP client (GET /cdp) holding the lane, if any. */
+  cdp_id: id.nullable().optional(),
+  /** Epoch ms the lane's current holder took it (the hub's own record; workers do not send it). */
+  since_ms: z.number().nullable().optional(),
 });
 export type LaneState = z.infer<typeof LaneState>;
 
@@ -97,6 +103,8 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000) }),
   /** A graceful stop, said before the link closes: every hub shows the worker offline at once, not after WORKER_TTL. */
   z.strictObject({ type: z.literal('goodbye'), v, reason: z.string().max(200) }),
+  /** The worker ended a CDP client's lane (the tunnel closed, the browser exited, it could not start): the lane is clean and free. */
+  z.strictObject({ type: z.literal('cdp_closed'), v, cdp_id: id, reason: z.string().max(200) }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 
@@ -142,6 +150,12 @@ export const HubMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('session_open'), v, request_id: id, session_id: id, lane: z.number().int().min(0), idle_timeout_s: z.number().positive() }),
   z.strictObject({ type: z.literal('session_command'), v, request_id: id, session_id: id, command: SessionCommand }),
   z.strictObject({ type: z.literal('session_close'), v, request_id: id, session_id: id }),
+  /**
+   * A CDP client holds `lane`: start a fresh browser for it and dial the hub's tunnel
+   * (GET /workers/:id/cdp/:cdp_id) with `tunnel_token`, which is good for this worker, lane and client only, once.
+   */
+  z.strictObject({ type: z.literal('cdp_open'), v, cdp_id: id, lane: z.number().int().min(0), tunnel_token: z.string().regex(/^[0-9a-f]{64}$/), max_s: z.number().positive() }),
+  z.strictObject({ type: z.literal('cdp_close'), v, cdp_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('status'), v, status: z.enum(['active', 'drain', 'standby']) }),
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000), details: z.unknown().optional() }),
 ]);

@@ -10,8 +10,9 @@ export function LaneLinks({ workerId, lanes }: { workerId: string; lanes: Lane[]
   return (
     <div className="lanes">
       {lanes.map((l) => {
-        const title = `lane ${l.index}${l.busy ? ` · busy${l.job_id ? ` · job ${l.job_id}` : ''}` : ' · idle'}${isHttp(l.view_url) ? '\nopen the live view' : ''}`;
-        const cls = l.busy ? 'lane busy' : 'lane';
+        const holder = l.holder === 'cdp' ? ` · CDP client${l.since ? ` since ${new Date(l.since).toLocaleTimeString()}` : ''}` : l.job_id ? ` · job ${l.job_id}` : '';
+        const title = `lane ${l.index}${l.busy ? ` · busy${holder}` : ' · idle'}${isHttp(l.view_url) ? '\nopen the live view' : ''}`;
+        const cls = l.busy ? (l.holder === 'cdp' ? 'lane busy cdp' : 'lane busy') : 'lane';
         // Only http(s) views are links: simulated lanes (sim://) and missing URLs are not.
         return isHttp(l.view_url) ? (
           <a

@@ -92,6 +92,11 @@ export abstract class ChromeLaneCore {
     this.maxRssBytes = (o.maxRssMb ?? 1024) * 1024 * 1024;
   }
 
+  /** A CDP client's browser: the same Chrome binary, behind this lane's egress proxy. */
+  cdpBrowser(): { chromePath: string; proxyPort?: number } {
+    return { chromePath: this.o.chromePath, proxyPort: this.proxy.port || undefined };
+  }
+
   /** Chrome restarts of this lane by reason, since it was made. */
   get recycles(): LaneRecycles {
     return { ...this.recycleCounts };

@@ -205,8 +205,8 @@ export function chromePool(o: ChromePoolOptions): ChromePool {
   return {
     lanes,
     singleChrome: o.singleChrome,
-    // `cdp` joins when lanes serve CDP clients.
-    kinds: ['fetch', 'macro', 'sleep', 'session'],
+    // `cdp`: each lane starts a fresh browser for a CDP client (cdp/cdp-tunnel.ts).
+    kinds: ['fetch', 'macro', 'sleep', 'session', 'cdp'],
     egress,
     recycles() {
       const sum = { jobs: 0, rss: 0, crash: 0 };

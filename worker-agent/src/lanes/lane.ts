@@ -29,6 +29,8 @@ export interface Lane {
   /** Runs one session command; throws an Error whose message is the reason on failure. */
   sessionCommand(command: SessionCommand, signal: AbortSignal): Promise<unknown>;
   closeSession(): Promise<void>;
+  /** Chrome lanes: how to start a fresh browser for a CDP client (GET /cdp). Absent: the lane serves none. */
+  cdpBrowser?(): { chromePath: string; proxyPort?: number };
   stop(): Promise<void>;
 }
 

@@ -127,6 +127,10 @@ export class SqlJobStore implements JobStore {
     });
   }
 
+  async recordAudit(e: AuditEntry): Promise<void> {
+    await this.db.query(SQL.insertAudit, [e.at, e.actor, e.action, e.target, json(e.details)]);
+  }
+
   listAudit(limit: number): Promise<AuditEntry[]> {
     return this.db.query<AuditEntry>(SQL.listAudit, [limit]);
   }

@@ -1,0 +1,71 @@
+// One CDP client on one lane, worker side: a fresh browser (cdp-browser.ts) and an OUTBOUND
+// WebSocket to the hub that the hub splices to the client (the worker never accepts a
+// connection). Whichever ends first — the tunnel (client gone, hub gone), the browser
+// (Browser.close, a crash), the hub's cdp_close or max_s — ends both, and `onEnd` runs once the
+// browser is dead and its profile removed: the lane is clean when the hub hears of it.
+import { WebSocket } from 'ws';
+import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
+import { CdpBrowser, type CdpBrowserOptions } from './cdp-browser.ts';
+
+export interface CdpTunnelOptions {
+  hubUrl: string;
+  workerId: string;
+  cdpId: string;
+  tunnelToken: string;
+  /** Headers of the worker's own credential (the worker token). */
+  headers: Record<string, string>;
+  maxS: number;
+  browser: CdpBrowserOptions;
+  onEnd: (reason: string) => void;
+}
+
+/** The worker's own bound on a client, past the hub's max_s (a hub that died keeps no timer). */
+const MAX_SLACK_MS = 5000;
+
+export class CdpTunnel {
+  private browser: CdpBrowser | undefined;
+  private launching: Promise<CdpBrowser | undefined> | undefined;
+  private ws: WebSocket | undefined;
+  private ended = false;
+  private maxTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: CdpTunnelOptions) {}
+
+  async start(): Promise<void> {
+    const o = this.o;
+    this.maxTimer = setTimeout(() => this.close('max duration reached'), o.maxS * 1000 + MAX_SLACK_MS);
+    this.launching = CdpBrowser.launch(o.browser, (text) => {
+      if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+    }).catch((err: unknown) => {
+      this.close(`browser did not start: ${String(err)}`);
+      return undefined;
+    });
+    const browser = await this.launching;
+    if (!browser || this.ended) return; // close() ends it
+    this.browser = browser;
+    void browser.gone.then((why) => this.close(why));
+    const url = new URL(`/workers/${encodeURIComponent(o.workerId)}/cdp/${o.cdpId}`, o.hubUrl);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(url, { headers: { ...o.headers, 'x-paprika-tunnel-token': o.tunnelToken }, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
+    this.ws = ws;
+    ws.on('message', (data) => this.browser?.send(data.toString()));
+    ws.on('close', () => this.close('tunnel closed'));
+    ws.on('error', (err) => this.close(`tunnel failed: ${err.message}`));
+    ws.on('unexpected-response', (_req, res) => {
+      res.resume();
+      this.close(`hub refused the tunnel (${res.statusCode})`);
+    });
+  }
+
+  close(reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.maxTimer);
+    this.ws?.terminate();
+    void (async () => {
+      const browser = this.browser ?? (await this.launching);
+      await browser?.end();
+      this.o.onEnd(reason);
+    })();
+  }
+}
