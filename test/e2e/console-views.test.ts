@@ -26,12 +26,13 @@ async function submit(hubUrl: string, body: unknown): Promise<{ id: string }> {
   return (await res.json()) as { id: string };
 }
 
+/** Waits for the job's end through the hub's long poll (GET /jobs/:id?wait_s=), at most 60 s. */
 async function waitEnded(hubUrl: string, id: string): Promise<string> {
-  for (;;) {
-    const job = (await (await fetch(`${hubUrl}/jobs/${id}`)).json()) as { status: string };
+  for (let asked = 0; asked < 6; asked++) {
+    const job = (await (await fetch(`${hubUrl}/jobs/${id}?wait_s=10`)).json()) as { status: string };
     if (['succeeded', 'failed', 'canceled'].includes(job.status)) return job.status;
-    await new Promise((r) => setTimeout(r, 25));
   }
+  throw new Error(`job ${id} did not end within 60 s`);
 }
 
 describe.skipIf(!fs.existsSync(CHROMIUM))('console views at operator screen sizes', () => {

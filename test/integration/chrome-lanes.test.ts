@@ -116,8 +116,10 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
   it('a hung Chrome (stopped process) is killed and relaunched; the job fails with the reason', async () => {
     const lane = pool.lanes[1];
     const pidBefore = lane.pid!;
-    const running = lane.runJob({ kind: 'sleep', spec: { ms: 8000 } }, ctx());
-    await new Promise((r) => setTimeout(r, 300));
+    // Stopped once the job is inside Chrome (its page has fetched /mark) and waiting there.
+    const marked = nextEvent(server, 'request', 'the macro to reach its last step', (req: http.IncomingMessage) => req.url === '/mark', 20_000);
+    const running = lane.runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'eval', expression: "fetch('/mark').then(() => 1)", name: 'mark' }, { op: 'wait_for', selector: '#never' }] } }, ctx());
+    await marked;
     process.kill(pidBefore, 'SIGSTOP'); // alive but deaf: no CDP answers, like a wedged browser
     const out = await running;
     expect(out).toMatchObject({ status: 'failed' });
@@ -166,8 +168,10 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('Chrome lanes on real 
     expect(await lane.sessionCommand({ op: 'extract', selector: '#name', property: 'value', name: 'v' }, signal)).toEqual({ name: 'v', value: 'kept' });
     await expect(lane.sessionCommand({ op: 'click', selector: '#missing' }, AbortSignal.timeout(1000))).rejects.toThrow();
     // A crash loses the page's state but not the session: the next command gets a fresh page.
-    const crashing = lane.sessionCommand({ op: 'wait_for', selector: '#never' }, signal);
-    await new Promise((r) => setTimeout(r, 500));
+    // Killed while a command is inside Chrome: an eval that has fetched /mark and never returns.
+    const marked = nextEvent(server, 'request', 'the session command to reach Chrome', (req: http.IncomingMessage) => req.url === '/mark', 20_000);
+    const crashing = lane.sessionCommand({ op: 'eval', expression: "fetch('/mark').then(() => new Promise(() => {}))" }, signal);
+    await marked;
     process.kill(lane.pid!, 'SIGKILL');
     await expect(crashing).rejects.toThrow(/^chrome crashed: browser process exited/);
     expect(await lane.sessionCommand({ op: 'eval', expression: 'location.href' }, signal)).toEqual({ value: 'about:blank' });
