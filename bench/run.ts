@@ -13,11 +13,12 @@ import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
 import { isolationFigures } from './isolation.ts';
 import { pickFigures } from './pick.ts';
+import { readMemoryFigures } from './read-memory.ts';
 import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'isolation', 'cdp', 'ceilings'] as const;
+const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'read-memory', 'isolation', 'cdp', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -44,6 +45,7 @@ export async function main(argv: string[]): Promise<void> {
   if (only.has('redrive')) say(await redriveFigures({ jobs: quick ? 100 : 500 }));
   if (only.has('fleet')) say(await fleetReadFigures({ sizes: [1000, 10_000], reads: quick ? 3 : 10 }));
   if (only.has('memory')) say(await hubMemoryFigures({ workers: 1000 }));
+  if (only.has('read-memory')) say(await readMemoryFigures({ jobs: quick ? 6 : 30, resultMb: 20, loads: 5 }));
   if (only.has('isolation')) say(await isolationFigures({ jobs: quick ? 40 : 200 }));
   if (only.has('cdp')) say(await cdpFigures({ roundTrips: quick ? 200 : 2000 }));
   let ceilingRows;
