@@ -84,6 +84,32 @@ for (const backend of ['pglite', 'postgres'] as const) {
       expect((await store.getJob(job.id))?.status).toBe('succeeded');
     });
 
+    it("takes a late success of the same run over the reconciler's guess that it was lost, and nothing else", async () => {
+      for (const guess of ['worker w1 lost: no heartbeat for 31 s', 'timeout']) {
+        const job = await insert();
+        const assignment = randomUUID();
+        await claim(job.id, 'w1', assignment);
+        expect(await store.failJobIf(job.id, { status: 'running', assignmentId: assignment }, guess, at(5))).toMatchObject({ status: 'failed' });
+        // Another run, another worker, or a late failure: the guess stays.
+        expect(await store.finishJob(job.id, { assignmentId: randomUUID(), workerId: 'w1', status: 'succeeded', result: {}, error: null, now: at(6) })).toBeUndefined();
+        expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w2', status: 'succeeded', result: {}, error: null, now: at(6) })).toBeUndefined();
+        expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'failed', result: null, error: 'x', now: at(6) })).toBeUndefined();
+        // The run's own success is the fact.
+        expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'succeeded', result: { ok: 1 }, error: null, now: at(7) })).toMatchObject({ status: 'succeeded', result: { ok: 1 }, error: null });
+      }
+      // A failure the worker reported is not a guess: a success for it later changes nothing.
+      const job = await insert();
+      const assignment = randomUUID();
+      await claim(job.id, 'w1', assignment);
+      await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'failed', result: null, error: 'step 2 (click): no element', now: at(3) });
+      expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'succeeded', result: {}, error: null, now: at(4) })).toBeUndefined();
+      const canceled = await insert();
+      const a2 = randomUUID();
+      await claim(canceled.id, 'w1', a2);
+      await store.cancelJob(canceled.id, at(3));
+      expect(await store.finishJob(canceled.id, { assignmentId: a2, workerId: 'w1', status: 'succeeded', result: {}, error: null, now: at(4) })).toBeUndefined();
+    });
+
     it('cancels queued and running jobs, not finished ones', async () => {
       const q = await insert();
       expect((await store.cancelJob(q.id, at(1)))?.status).toBe('canceled');
@@ -109,12 +135,12 @@ for (const backend of ['pglite', 'postgres'] as const) {
       expect(counts.succeeded).toBeGreaterThanOrEqual(1);
     });
 
-    it('keeps worker status durably with an audit entry per change', async () => {
+    it('keeps worker status durably with an audit entry per change, naming the old status (a worker never set was active)', async () => {
       await store.setWorkerStatus('w77', 'drain', 'tester', at(1));
       await store.setWorkerStatus('w77', 'standby', 'tester', at(2));
       expect(await store.getWorkerStatus('w77')).toBe('standby');
       const audit = (await store.listAudit(10)).filter((a) => a.target === 'w77');
-      expect(audit.map((a) => a.details)).toEqual([{ from: 'drain', to: 'standby' }, { from: null, to: 'drain' }]);
+      expect(audit.map((a) => a.details)).toEqual([{ from: 'drain', to: 'standby' }, { from: 'active', to: 'drain' }]);
     });
   });
 }

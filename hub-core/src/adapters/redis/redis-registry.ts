@@ -137,9 +137,8 @@ export class RedisRegistry implements Registry {
       enableOfflineQueue: true,
       connectTimeout: 5000,
       retryStrategy: (times) => Math.min(times * 200, 2000),
-      // A Redis that accepts TCP but does not answer (paused, SIGSTOPped) held every request
-      // that touched it for the whole pause: each command now fails after this.
-      commandTimeout: opts.commandTimeoutMs,
+      // No per-command timeout while connecting: the start-up has its own bound (timeoutMs,
+      // "no answer within 10 s"); the command timeout is set once the connection is ready.
     }) as ScriptedRedis;
     // Reconnects by itself; commands fail and callers log them. The last error names the cause
     // a failed first connect reports (ioredis itself only says "Connection is closed.").
@@ -169,16 +168,18 @@ export class RedisRegistry implements Registry {
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
+    // A Redis that accepts TCP but does not answer (paused, SIGSTOPped) held every request
+    // that touched it for the whole pause: from now on each command fails after this.
+    redis.options.commandTimeout = opts.commandTimeoutMs;
     return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS, clock);
   }
 
-  claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
-    return unavailableOnError(async () => {
-      const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
-      const got = await this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids);
-      if (!got) throw new Error(`no worker id left for ${lanIp}`);
-      return got;
-    });
+  async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
+    const keys = [this.k.workersIndex, ...ids.map((id) => this.k.worker(id))];
+    const got = await unavailableOnError(() => this.redis.claimWorkerId(keys.length, ...keys, lanIp, hostname, ...ids));
+    // Redis answered: no free id is a conflict for the caller to name (409), not an outage (503).
+    if (!got) throw new Error(`no worker id left for ${lanIp}`);
+    return got;
   }
 
   releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean> {
@@ -201,9 +202,12 @@ export class RedisRegistry implements Registry {
         p.pexpire(this.k.owner(w.worker_id), forgetMs);
         if (w.left_at_ms == null) {
           p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
-          // The owner key with every flush too: a Redis that restarted empty is whole again within
-          // one heartbeat, so cancels and status changes sent through other hubs reach the worker.
-          p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs);
+          // The owner key with every flush too, where it is missing: a Redis that restarted empty
+          // is whole again within one heartbeat, so cancels and status changes sent through other
+          // hubs reach the worker. Only where missing (NX): when the worker's new link is on
+          // another hub, that hub's key stands (only a hello moves ownership, setOwner), and this
+          // hub's flush before its stale link closes does not take it back.
+          p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs, 'NX');
         } else p.del(this.k.online(w.worker_id));
         p.sadd(this.k.workersIndex, w.worker_id);
       }

@@ -52,11 +52,20 @@ export const SQL = {
      WHERE id = $1 AND status = 'running' AND session_id = $2
     RETURNING id`,
 
-  /** Only the worker the job was sent to, for the run it was sent for, can finish it. */
+  /**
+   * Only the worker the job was sent to, for the run it was sent for, can finish it. A success
+   * of that very run also overrides the reconciler's guess that the run was lost (`worker …
+   * lost: …`, or `timeout` past the deadline and the grace, domain/reconcile.ts): the worker's
+   * own report is the fact, the guess was made because its report was late (a worker re-linking
+   * while every hub restarted). Nothing else ran the job meanwhile: a guessed failure is final,
+   * never queued again. Failures the worker reported, and cancels, stay as they are.
+   */
   finishJob: `
     UPDATE jobs
        SET status = $3, result = $4::jsonb, error = $5, finished_at = $6
-     WHERE id = $1 AND status = 'running' AND session_id = $2 AND worker_id = $7
+     WHERE id = $1 AND session_id = $2 AND worker_id = $7
+       AND (status = 'running'
+            OR (status = 'failed' AND $3 = 'succeeded' AND (error = 'timeout' OR error LIKE 'worker % lost: %')))
     RETURNING ${COLUMNS}`,
 
   unclaimJobOfWorker: `
