@@ -5,6 +5,7 @@ import { createClient, type Job } from '../../hub-core/client/index.ts';
 import { startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { requireServices } from '../harness/services.ts';
+import { ManualClock } from '../../hub-core/src/ports/clock.ts';
 
 const submit = async (url: string, ms: number) =>
   (await (await fetch(`${url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms } }) })).json()) as Job;
@@ -73,6 +74,22 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('long poll across hubs'
     try {
       const job = await submit(a.url, 800);
       const res = await fetch(`${b.url}/jobs/${job.id}?wait_s=30`);
+      expect(((await res.json()) as Job).status).toBe('succeeded');
+    } finally {
+      await agent.stop();
+      await Promise.all([a.stop(), b.stop()]);
+      await backends.drop();
+    }
+  });
+
+  it("wakes hub B's waiter by A's announcement, not by B's re-read: B's clock stands still, so its timers never fire", async () => {
+    const backends = await realBackends();
+    const a = await startTestHub(backends.env);
+    const b = await startTestHub(backends.env, { clock: new ManualClock(Date.now()) });
+    const agent = await startSimAgent(a.url, 1);
+    try {
+      const job = await submit(a.url, 300);
+      const res = await fetch(`${b.url}/jobs/${job.id}?wait_s=30`, { signal: AbortSignal.timeout(20_000) });
       expect(((await res.json()) as Job).status).toBe('succeeded');
     } finally {
       await agent.stop();

@@ -22,7 +22,7 @@ import { redriveLoop } from '../loops/redrive-loop.ts';
 import { leaveLeftoversToTheirWorkers } from '../loops/startup.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
-import type { JobStore } from '../ports/job-store.ts';
+import type { JobRow, JobStore } from '../ports/job-store.ts';
 import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
 import { CdpService } from '../hub/cdp-service.ts';
@@ -30,6 +30,7 @@ import { Dispatcher } from '../hub/dispatcher.ts';
 import { FleetViewReader } from '../hub/fleet-view.ts';
 import { Forwarder } from '../hub/forwarder.ts';
 import { JobWaiter } from '../hub/job-waiter.ts';
+import { TERMINAL_STATUSES } from '../wire/job-spec.ts';
 import { HubEvents } from '../hub/hub-events.ts';
 import { JobLedger } from '../hub/job-ledger.ts';
 import { JobService } from '../hub/job-service.ts';
@@ -111,6 +112,11 @@ export class Hub {
     this.lanes = new LaneBook(this.localLinks, clock);
     this.ledger = new JobLedger({ store, lanes: this.lanes, localLinks: this.localLinks, clock, log, events: this.events, metrics: this.metrics });
     this.publisher = new RegistryPublisher(registry, log, clock);
+    // Every job that ends here is announced to the other hubs: their long polls (GET
+    // /jobs/:id?wait_s=) answer at once instead of at their next re-read.
+    this.events.on('job', (row: JobRow) => {
+      if (TERMINAL_STATUSES.has(row.status)) registry.announceJobDone(row.id).catch(() => {});
+    });
     this.sessions = new SessionService(config, this.lanes, registry, clock, log, this.events);
     this.dispatcher = new Dispatcher(config, store, this.lanes, this.ledger, clock);
     this.fleetView = new FleetViewReader(config, registry, this.localLinks, clock, log);
@@ -141,7 +147,7 @@ export class Hub {
         metrics: this.metrics,
         consoleDir,
       },
-      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock) },
+      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock, registry) },
       sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
       history: { history: store.history, now: () => clock.now() },

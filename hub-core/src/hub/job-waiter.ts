@@ -1,8 +1,11 @@
 // GET /jobs/:id?wait_s=: answer when the job ends, not when the client polls next. A job that
 // ends on this hub wakes its waiters at once (the ledger's 'job' event); one that ends on
-// another hub sharing the database is seen by re-reading the row every PEER_CHECK_MS.
+// another hub is announced through the registry (Redis pub/sub: every hub announces the jobs it
+// saw end) and its waiters re-read the row; re-reading every PEER_CHECK_MS is the fallback for
+// an announcement lost while Redis was away.
 import type { Clock } from '../ports/clock.ts';
 import type { JobRow, JobStore } from '../ports/job-store.ts';
+import type { Registry } from '../ports/registry.ts';
 import { TERMINAL_STATUSES } from '../wire/job-spec.ts';
 import type { HubEvents } from './hub-events.ts';
 
@@ -20,10 +23,21 @@ export class JobWaiter {
     private readonly store: Pick<JobStore, 'getJob'>,
     events: HubEvents,
     private readonly clock: Clock,
+    peers?: Pick<Registry, 'onJobDone'>,
   ) {
     events.on('job', (row: JobRow) => {
       if (!TERMINAL_STATUSES.has(row.status)) return;
       for (const wake of this.byJob.get(row.id) ?? []) wake(row);
+    });
+    peers?.onJobDone((id) => {
+      const waiting = this.byJob.get(id);
+      if (!waiting || waiting.size === 0) return;
+      void this.store.getJob(id).then(
+        (row) => {
+          if (row && TERMINAL_STATUSES.has(row.status)) for (const wake of this.byJob.get(id) ?? []) wake(row);
+        },
+        () => {}, // the periodic re-read still finds it
+      );
     });
   }
 

@@ -72,6 +72,10 @@ export interface Registry {
   listHubs(now: number, recentS: number): Promise<HubRow[]>;
   removeHub(hubId: string): Promise<void>;
   ping(): Promise<void>;
+  /** Tells every hub that a job reached a terminal state (its waiters re-read the row): best effort. */
+  announceJobDone(jobId: string): Promise<void>;
+  /** Calls `listener` for every job any hub announces done; returns the unsubscribe. */
+  onJobDone(listener: (jobId: string) => void): () => void;
   close(): Promise<void>;
 }
 

@@ -106,6 +106,17 @@ export class MemoryRegistry implements Registry {
 
   async ping(): Promise<void> {}
 
+  private readonly doneListeners = new Set<(jobId: string) => void>();
+
+  async announceJobDone(jobId: string): Promise<void> {
+    for (const l of this.doneListeners) l(jobId);
+  }
+
+  onJobDone(listener: (jobId: string) => void): () => void {
+    this.doneListeners.add(listener);
+    return () => this.doneListeners.delete(listener);
+  }
+
   async close(): Promise<void> {}
 
   private live<T>(map: Map<string, Expiring<T>>, key: string): T | undefined {

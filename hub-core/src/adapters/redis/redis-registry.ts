@@ -35,6 +35,8 @@ export function redisKeys(prefix: string) {
     session: (id: string) => `${prefix}sessions:${id}`,
     hub: (id: string) => `${prefix}hubs:${id}`,
     hubsIndex: `${prefix}hubs:index`,
+    /** Pub/sub channel (no key): the id of every job a hub saw end, for other hubs' long polls. */
+    jobsDone: `${prefix}jobs:done`,
   };
 }
 
@@ -362,7 +364,30 @@ export class RedisRegistry implements Registry {
     });
   }
 
+  private subscriber: Redis | undefined;
+  private readonly doneListeners = new Set<(jobId: string) => void>();
+
+  async announceJobDone(jobId: string): Promise<void> {
+    await this.redis.publish(this.k.jobsDone, jobId);
+  }
+
+  onJobDone(listener: (jobId: string) => void): () => void {
+    this.doneListeners.add(listener);
+    if (!this.subscriber) {
+      // A connection of its own: a subscribed ioredis client can run no other command.
+      const sub = this.redis.duplicate({ commandTimeout: undefined });
+      this.subscriber = sub;
+      sub.on('error', () => {}); // reconnects by itself; a missed message only costs a waiter its fallback re-read
+      sub.on('message', (_channel: string, jobId: string) => {
+        for (const l of this.doneListeners) l(jobId);
+      });
+      void sub.subscribe(this.k.jobsDone).catch(() => {});
+    }
+    return () => this.doneListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
+    this.subscriber?.disconnect();
     this.redis.disconnect();
   }
 
