@@ -95,7 +95,9 @@ for (const backend of ['pglite', 'postgres'] as const) {
         expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w2', status: 'succeeded', result: {}, error: null, now: at(6) })).toBeUndefined();
         expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'failed', result: null, error: 'x', now: at(6) })).toBeUndefined();
         // The run's own success is the fact.
-        expect(await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'succeeded', result: { ok: 1 }, error: null, now: at(7) })).toMatchObject({ status: 'succeeded', result: { ok: 1 }, error: null });
+        const late = await store.finishJob(job.id, { assignmentId: assignment, workerId: 'w1', status: 'succeeded', result: { ok: 1 }, error: null, now: at(7) });
+        expect(late).toMatchObject({ status: 'succeeded', result: { ok: 1 }, error: null });
+        expect(new Date(late!.finished_at!).getTime()).toBe(at(5).getTime()); // terminal since the guess
       }
       // A failure the worker reported is not a guess: a success for it later changes nothing.
       const job = await insert();

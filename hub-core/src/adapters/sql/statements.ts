@@ -62,7 +62,9 @@ export const SQL = {
    */
   finishJob: `
     UPDATE jobs
-       SET status = $3, result = $4::jsonb, error = $5, finished_at = $6
+       -- A guess overturned keeps its finished_at: the run had ended by then (it ended before
+       -- its report could arrive), and the job has been terminal since.
+       SET status = $3, result = $4::jsonb, error = $5, finished_at = CASE WHEN status = 'failed' THEN finished_at ELSE $6 END
      WHERE id = $1 AND session_id = $2 AND worker_id = $7
        AND (status = 'running'
             OR (status = 'failed' AND $3 = 'succeeded' AND (error = 'timeout' OR error LIKE 'worker % lost: %')))
