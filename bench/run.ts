@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { ceilings } from './ceilings.ts';
 import { completionFigures } from './completion.ts';
 import { cdpFigures } from './cdp.ts';
+import { bulkDispatchFigures } from './bulk-dispatch.ts';
 import { dispatchFigures } from './dispatch.ts';
 import { fleetReadFigures } from './fleet-read.ts';
 import { hubMemoryFigures } from './hub-memory.ts';
@@ -18,7 +19,7 @@ import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
 
-const BENCHES = ['chrome', 'completion', 'dispatch', 'pick', 'redrive', 'fleet', 'memory', 'read-memory', 'isolation', 'cdp', 'ceilings'] as const;
+const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 'fleet', 'memory', 'read-memory', 'isolation', 'cdp', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -41,6 +42,7 @@ export async function main(argv: string[]): Promise<void> {
     dispatchRate = d[0].paprika;
     say(d);
   }
+  if (only.has('bulk')) say(await bulkDispatchFigures({ jobs: quick ? 2000 : 10_000, agents: 4, lanes: 4, rounds: quick ? 1 : 3 }));
   if (only.has('pick')) say(pickFigures({ budgetMs: quick ? 60 : 400 }));
   if (only.has('redrive')) say(await redriveFigures({ jobs: quick ? 100 : 500 }));
   if (only.has('fleet')) say(await fleetReadFigures({ sizes: [1000, 10_000], reads: quick ? 3 : 10 }));

@@ -199,6 +199,27 @@ export class PaprikaClient {
     return TERMINAL.has(submitted.status) ? submitted : this.wait(submitted.id, opts);
   }
 
+  /**
+   * Submit many jobs in one request per PAPRIKA_MAX_BATCH-sized chunk (`batchSize`, default 500);
+   * each item gets an Idempotency-Key unless it has one, so a retried chunk makes no job twice.
+   * Jobs come back in the items' order.
+   */
+  async submitMany(items: Array<JobSpec & { idempotencyKey?: string }>, opts: { batchSize?: number } = {}): Promise<Job[]> {
+    const size = opts.batchSize ?? 500;
+    const out: Job[] = [];
+    for (let i = 0; i < items.length; i += size) {
+      const chunk = items.slice(i, i + size).map(({ idempotencyKey, ...job }) => ({ ...job, idempotency_key: idempotencyKey ?? randomUUID() }));
+      out.push(...(await this.request<{ jobs: Job[] }>('POST', '/jobs/batch', { jobs: chunk })).jobs);
+    }
+    return out;
+  }
+
+  /** submitMany, then wait for each (long polls, all at once); results in the items' order. */
+  async runMany(items: Array<JobSpec & { idempotencyKey?: string }>, opts: { timeout?: number; batchSize?: number } = {}): Promise<Job[]> {
+    const submitted = await this.submitMany(items, opts);
+    return Promise.all(submitted.map((job) => (TERMINAL.has(job.status) ? job : this.wait(job.id, opts))));
+  }
+
   cancel(id: string): Promise<Job> {
     return this.request<Job>('POST', `/jobs/${encodeURIComponent(id)}/cancel`, {});
   }

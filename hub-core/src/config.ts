@@ -36,6 +36,8 @@ export interface Config {
   readonly fleetCacheS: number;
   readonly jitterMaxS: number;
   readonly maxQueued: number;
+  /** Most jobs one POST /jobs/batch may carry. */
+  readonly maxBatch: number;
   /** How long an Idempotency-Key is remembered. */
   readonly idempotencyTtlS: number;
   /** A request body slower than this is cut (slow-body clients hold sockets otherwise). */
@@ -163,6 +165,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
     jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
+    maxBatch: numberVar(env, 'PAPRIKA_MAX_BATCH', 500, { integer: true, min: 1 }),
     idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400),
     bodyTimeoutS: secondsVar(env, 'PAPRIKA_BODY_TIMEOUT_S', 30),
     assetRetentionS: secondsVar(env, 'PAPRIKA_ASSET_RETENTION_S', 7 * 86400),

@@ -147,7 +147,7 @@ export class Hub {
         metrics: this.metrics,
         consoleDir,
       },
-      jobs: { jobs: this.jobs, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock, registry) },
+      jobs: { jobs: this.jobs, maxBatch: config.maxBatch, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock, registry) },
       sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
       history: { history: store.history, now: () => clock.now() },

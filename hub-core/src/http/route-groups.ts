@@ -24,6 +24,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'GET /metrics': { group: 'metrics' },
 
   'POST /jobs': { group: 'api' },
+  'POST /jobs/batch': { group: 'api' },
   'GET /jobs': { group: 'api' },
   'GET /jobs/:id': { group: 'api' },
   'POST /jobs/:id/cancel': { group: 'api' },

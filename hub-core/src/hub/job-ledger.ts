@@ -64,6 +64,24 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     return inserted;
   }
 
+  /**
+   * Many new jobs in one statement, queued and released: the redrive loop is woken to place
+   * them at once. Returns the rows made; a job whose key was already held is left out.
+   */
+  async insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]> {
+    if (jobs.length === 0) return [];
+    const rows = await this.d.store.insertQueuedBatch(jobs);
+    for (const row of rows) this.d.events.jobChanged(row);
+    this.d.metrics.jobsSubmitted.inc(rows.length);
+    if (rows.length > 0) this.emit('released');
+    return rows;
+  }
+
+  /** The jobs holding these idempotency keys (a read: a batch checks its keys before inserting). */
+  jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]> {
+    return this.d.store.jobsByIdempotencyKeys(keys);
+  }
+
   /** A new job that found a free lane before it was written: inserted running, then sent. */
   async insertRunning(job: NewJob, r: Reservation, runnable: RunnableJob): Promise<{ job: JobRow; created: boolean; outcome?: AssignOutcome }> {
     let inserted;

@@ -9,11 +9,17 @@ import { decideRepeat } from '../domain/idempotency.ts';
 import type { JobRequest } from '../wire/job-spec.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
-import type { JobRow } from '../ports/job-store.ts';
+import type { JobRow, NewJob } from '../ports/job-store.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { JobLedger } from './job-ledger.ts';
 import type { LaneBook } from './lane-book.ts';
 import type { Hop, PeerRouting } from './peer-routing.ts';
+
+/** One item of POST /jobs/batch, validated. */
+export interface BatchItem {
+  req: JobRequest;
+  key: string | null;
+}
 
 /** A new job: its row, and the peer's answer when a peer took it (the route sends that). */
 export interface Submitted {
@@ -102,6 +108,89 @@ export class JobService {
     // The whole fleet was full: a peer's lane may have freed during the wait.
     const late = job.status === 'queued' && !this._stopping ? await this.peers.placeOnPeer(job, hop) : undefined;
     return late === undefined ? { job, created: true } : { job, created: true, placedOnPeer: late };
+  }
+
+  /**
+   * POST /jobs/batch: every new job in one INSERT, queued and released; then as many as there
+   * are free local lanes are assigned at once (redrive, woken by the insert, places the rest).
+   * A key repeated with a different request (inside the batch or against an earlier job) is a
+   * 422 naming the item, checked before anything is written. Answers in the items' order.
+   */
+  async submitMany(items: BatchItem[]): Promise<JobRow[]> {
+    if (this._stopping) throw new PaprikaError('shutting_down', null, undefined, 1);
+    if (this.queuedEstimate + items.length > this.config.maxQueued) {
+      throw new PaprikaError('queue_full', { queued: this.queuedEstimate, max_queued: this.config.maxQueued }, undefined, 5);
+    }
+    const now = this.clock.now();
+    const byKey = new Map<string, { index: number; row?: JobRow }>();
+    const keys = items.flatMap((it) => (it.key === null ? [] : [it.key]));
+    const existing = new Map((await this.guarded(() => this.ledger.jobsByIdempotencyKeys(keys))).map((row) => [row.idempotency_key as string, row]));
+    const fresh: NewJob[] = [];
+    const out: (JobRow | NewJob)[] = [];
+    for (const [index, { req, key }] of items.entries()) {
+      const first = key === null ? undefined : byKey.get(key);
+      if (first !== undefined) {
+        // The same key earlier in this batch: the same request is the same job.
+        if (decideRepeat({ kind: items[first.index].req.kind, spec: items[first.index].req.spec, created_at: new Date(now) }, req, now, this.config.idempotencyTtlS) !== 'same_request') {
+          throw new PaprikaError('idempotency_key_reused', { index, idempotency_key: key, same_as_index: first.index });
+        }
+        out.push(out[first.index]);
+        continue;
+      }
+      const held = key === null ? undefined : existing.get(key);
+      const verdict = held && decideRepeat(held, req, now, this.config.idempotencyTtlS);
+      if (held && verdict === 'different_request') throw new PaprikaError('idempotency_key_reused', { index, idempotency_key: key, job_id: held.id });
+      if (held && verdict === 'expired') await this.guarded(() => this.ledger.forgetIdempotencyKey(held.id, new Date(now - this.config.idempotencyTtlS * 1000)));
+      if (key !== null) byKey.set(key, { index });
+      if (held && verdict === 'same_request') {
+        out.push(held);
+        continue;
+      }
+      const job: NewJob = { id: randomUUID(), kind: req.kind, spec: req.spec as Record<string, unknown>, hubId: this.config.hubId, idempotencyKey: key, now: new Date(now) };
+      fresh.push(job);
+      out.push(job);
+    }
+    const made = new Map((await this.guarded(() => this.ledger.insertQueuedBatch(fresh))).map((row) => [row.id, row]));
+    this.queuedEstimate += made.size;
+    // A key taken by a concurrent request between the check and the insert: its job instead.
+    const lost = fresh.filter((j) => !made.has(j.id));
+    const raced = new Map((await this.guarded(() => this.ledger.jobsByIdempotencyKeys(lost.map((j) => j.idempotencyKey as string)))).map((r) => [r.idempotency_key as string, r]));
+    const rows = out.map((j, index): JobRow => {
+      if (!('now' in j)) return j;
+      const row = made.get(j.id) ?? raced.get(j.idempotencyKey as string);
+      if (!row) throw new PaprikaError('database_unavailable', null, undefined, 2);
+      if (!made.has(j.id) && decideRepeat(row, items[index].req, now, this.config.idempotencyTtlS) !== 'same_request') {
+        throw new PaprikaError('idempotency_key_reused', { index, idempotency_key: j.idempotencyKey, job_id: row.id });
+      }
+      return row;
+    });
+    return this.assignWhileLanesFree(rows, made);
+  }
+
+  /** Hands new jobs to free local lanes until none is free; the rest stay for redrive. */
+  private async assignWhileLanesFree(rows: JobRow[], made: Map<string, JobRow>): Promise<JobRow[]> {
+    const placed = new Map<string, JobRow>();
+    for (const job of made.values()) {
+      let outcome;
+      try {
+        outcome = await this.dispatcher.assign(job, 'inline');
+      } catch (err) {
+        this.log.warn({ job_id: job.id, err: String(err) }, 'batch assignment failed');
+        break;
+      }
+      if (outcome.kind === 'no_lane') break;
+      if (outcome.kind !== 'send_failed' && outcome.job) placed.set(job.id, outcome.job);
+    }
+    return rows.map((row) => placed.get(row.id) ?? row);
+  }
+
+  private async guarded<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'batch insert failed');
+      throw new PaprikaError('database_unavailable', null, undefined, 2);
+    }
   }
 
   private async insert(req: JobRequest, newJob: Parameters<Dispatcher['submit']>[1]) {

@@ -22,7 +22,7 @@ export function redriveLoop(d: { config: Config; store: JobStore; localLinks: Lo
     'redrive',
     config.queueRedriveIntervalS * 1000,
     async (signal) => {
-      let free = localLinks.freeLanes();
+      const free = localLinks.freeLanes();
       if (free === 0) return; // pick_worker() would return at once
       // Read a little more than we can place: some rows are gated or lost to other hubs.
       const rows = await store.listQueued(Math.min(1000, free * 4 + 16));
@@ -30,17 +30,15 @@ export function redriveLoop(d: { config: Config; store: JobStore; localLinks: Lo
       const { take } = decideRedrive(rows, { freeLanes: free }, clock.now(), config);
       const byId = new Map(rows.map((r) => [r.id, r]));
       let assigned = 0;
-      for (const id of take) {
-        if (signal.aborted || free <= 0) break;
-        const row = byId.get(id)!;
-        const outcome = await dispatcher.assign(row, 'redrive');
-        if (outcome.kind === 'assigned') {
-          assigned++;
-          metrics.redriveAssigned.inc();
-        }
-        // No free lane runs this one (its kind): the next job may fit.
-        if (outcome.kind === 'no_lane') continue;
-        free = localLinks.freeLanes();
+      // All at once: each assign holds its lane synchronously before its first write, so they
+      // cannot race each other; one after the other, a queue of thousands (a bulk submit) was
+      // placed at one claim round trip per job (~150 jobs/s on 16 lanes).
+      if (signal.aborted) return;
+      const outcomes = await Promise.all(take.map((id) => dispatcher.assign(byId.get(id)!, 'redrive')));
+      for (const outcome of outcomes) {
+        if (outcome.kind !== 'assigned') continue;
+        assigned++;
+        metrics.redriveAssigned.inc();
       }
       if (assigned > 0) log.info({ assigned, considered: rows.length }, 'redrive assigned queued jobs');
     },

@@ -89,6 +89,13 @@ export interface JobStore {
   };
   /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
   insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
+  /**
+   * Inserts many queued, released jobs in one statement; returns the rows it made. A job whose
+   * idempotency key is already held (by an earlier job or an earlier job of the same call) is skipped.
+   */
+  insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]>;
+  /** The jobs holding any of these idempotency keys. */
+  jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]>;
   /** Frees a job's Idempotency-Key for reuse when the job was created at or before `createdBefore`; false when it was not. */
   forgetIdempotencyKey(jobId: string, createdBefore: Date): Promise<boolean>;
   /** Insert and claim at once: the job found a free lane before it was written. */

@@ -33,6 +33,15 @@ export class SqlJobStore implements JobStore {
     return this.insertedOrExisting(rows, job);
   }
 
+  insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]> {
+    const rows = jobs.map((j) => ({ id: j.id, kind: j.kind, spec: j.spec, hub_id: j.hubId, idempotency_key: j.idempotencyKey, created_at: j.now.toISOString() }));
+    return this.db.query<JobRow>(SQL.insertQueuedBatch, [JSON.stringify(rows)], 'insertQueuedBatch');
+  }
+
+  jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]> {
+    return keys.length === 0 ? Promise.resolve([]) : this.db.query<JobRow>(SQL.jobsByIdempotencyKeys, [JSON.stringify(keys)], 'jobsByIdempotencyKeys');
+  }
+
   private async insertedOrExisting(rows: JobRow[], job: NewJob): Promise<{ job: JobRow; created: boolean }> {
     if (rows[0]) return { job: rows[0], created: true };
     const existing = await this.db.query<JobRow>(SQL.jobByIdempotencyKey, [job.idempotencyKey]);

@@ -24,6 +24,21 @@ export const SQL = {
     RETURNING ${COLUMNS}`,
 
   jobByIdempotencyKey: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key = $1`,
+
+  /**
+   * POST /jobs/batch: every new job of a batch in one statement ($1 a JSON array of rows),
+   * queued and released so redrive may place them at once. A key already taken (by an earlier
+   * job or an earlier row of this batch) is skipped; its row is not returned.
+   */
+  insertQueuedBatch: `
+    INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at, released_at)
+    SELECT x.id, x.kind, x.spec, 'queued', x.hub_id, x.idempotency_key, x.created_at, x.created_at
+      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, kind text, spec jsonb, hub_id text, idempotency_key text, created_at timestamptz)
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${COLUMNS}`,
+
+  /** The jobs holding any of these keys ($1 a JSON array of strings). */
+  jobsByIdempotencyKeys: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key IN (SELECT jsonb_array_elements_text($1::jsonb))`,
   forgetIdempotencyKey: `UPDATE jobs SET idempotency_key = NULL WHERE id = $1 AND created_at <= $2 RETURNING id`,
 
   jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { JOB_STATUSES, JobRequest } from '../../wire/job-spec.ts';
 import { findUnstorableText } from '../../domain/storable-text.ts';
 import { PaprikaError } from '../../wire/errors.ts';
-import type { JobService } from '../../hub/job-service.ts';
+import type { BatchItem, JobService } from '../../hub/job-service.ts';
 import type { JobWaiter } from '../../hub/job-waiter.ts';
 import type { PeerRouting } from '../../hub/peer-routing.ts';
 import type { UrlGuard } from '../../hub/url-guard.ts';
@@ -27,9 +27,32 @@ const ListQuery = z.strictObject({
 /** `wait_s`: hold the answer until the job ends or this many seconds pass (a long poll). */
 const JobQuery = z.strictObject({ wait_s: z.coerce.number().min(0).max(60).optional() });
 const IdempotencyKey = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+const BatchKey = z.object({ idempotency_key: IdempotencyKey.optional() });
+
+/** One item of a batch: the POST /jobs checks, each problem's path starting `jobs.<index>`. */
+function batchItem(raw: unknown, index: number, urls: Pick<UrlGuard, 'assertJob'>): BatchItem {
+  const under = (path: string | undefined) => `jobs.${index}${path && path !== '(root)' ? `.${path}` : ''}`;
+  try {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new PaprikaError('bad_request', [{ path: '', message: 'a job is an object {kind, spec, idempotency_key?}' }]);
+    const { idempotency_key, ...request } = raw as Record<string, unknown>;
+    const key = parseOr400(BatchKey, { idempotency_key }, 'idempotency_key').idempotency_key ?? null;
+    const req = parseOr400(JobRequest, request, 'job');
+    const unstorable = findUnstorableText(req.spec, 'spec');
+    if (unstorable) throw new PaprikaError('bad_request', [{ path: unstorable.path, message: `${unstorable.reason}: text the job database cannot store` }], 'Invalid job');
+    urls.assertJob(req);
+    return { req, key };
+  } catch (err) {
+    if (!(err instanceof PaprikaError)) throw err;
+    const d = err.details;
+    const details = Array.isArray(d) ? d.map((x: { path?: string; message: string }) => ({ ...x, index, path: under(x.path) })) : { ...(d as object), index, field: under((d as { field?: string } | null)?.field) };
+    throw new PaprikaError(err.code, details, `${err.message} (batch item ${index})`, err.retryAfterS);
+  }
+}
 
 export interface JobRouteDeps {
-  jobs: Pick<JobService, 'submit' | 'cancel'>;
+  jobs: Pick<JobService, 'submit' | 'submitMany' | 'cancel'>;
+  /** PAPRIKA_MAX_BATCH: most items in one POST /jobs/batch. */
+  maxBatch: number;
   /** Reads only: every change of a job goes through the job services. */
   reads: Pick<JobStore, 'getJob' | 'listJobs'>;
   assets: Pick<AssetStore, 'get' | 'list'>;
@@ -38,7 +61,7 @@ export interface JobRouteDeps {
   waits: Pick<JobWaiter, 'untilDone'>;
 }
 
-export function jobRoutes({ jobs, reads, assets, urls, peers, waits }: JobRouteDeps) {
+export function jobRoutes({ jobs, maxBatch, reads, assets, urls, peers, waits }: JobRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post('/jobs', async (req: FastifyRequest, reply: FastifyReply) => {
       const body = parseOr400(JobRequest, req.body, 'job');
@@ -57,6 +80,14 @@ export function jobRoutes({ jobs, reads, assets, urls, peers, waits }: JobRouteD
       // A peer's lane took it (at once, or after the fleet-wide wait): its answer is the job.
       if (placedOnPeer !== undefined) return reply.status(201).send(placedOnPeer);
       return reply.status(created ? 201 : 200).send(jobJson(job));
+    });
+
+    app.post('/jobs/batch', async (req, reply) => {
+      const body = parseOr400(z.strictObject({ jobs: z.array(z.unknown()).min(1).max(maxBatch) }), req.body, 'batch');
+      // Every item is checked before anything is written: one bad item is a 400 naming it.
+      const items = body.jobs.map((raw, index) => batchItem(raw, index, urls));
+      const rows = await jobs.submitMany(items);
+      return reply.status(201).send({ jobs: rows.map((row) => jobJson(row)) });
     });
 
     app.get('/jobs', async (req) => {
