@@ -33,6 +33,8 @@ export const LATE_SHARE = 0.8;
 const isHttp = (u: string | null) => !!u && /^https?:\/\//i.test(u);
 
 /** Tiles do not depend on the clock (so they stay equal from one second to the next); elapsedMs and deadlineUsed do. */
+const collator = new Intl.Collator();
+
 export function laneTiles(workers: readonly Worker[], running: readonly JobSummary[]): LaneTile[] {
   const byId = new Map(running.map((j) => [j.id, j]));
   const tiles: LaneTile[] = [];
@@ -57,7 +59,7 @@ export function laneTiles(workers: readonly Worker[], running: readonly JobSumma
       });
     }
   }
-  return tiles.sort((a, b) => a.hubId.localeCompare(b.hubId) || a.workerId.localeCompare(b.workerId) || a.lane - b.lane);
+  return tiles.sort((a, b) => collator.compare(a.hubId, b.hubId) || collator.compare(a.workerId, b.workerId) || a.lane - b.lane);
 }
 
 export function elapsedMs(t: LaneTile, now: number): number | null {

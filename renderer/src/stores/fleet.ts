@@ -25,6 +25,40 @@ export interface FleetState {
   setActionError(msg: string | null): void;
 }
 
+/** Deep equality of two JSON values (what the wire carries: no dates, maps or cycles). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
+/**
+ * Structural sharing: a worker whose row did not change keeps its previous object, and a snapshot
+ * that changed nothing keeps the previous array, so memoised rows, tiles and the sorted view skip
+ * their work. With 2,000 workers each snapshot otherwise re-sorted and re-rendered everything.
+ */
+export function shareUnchanged(incoming: Worker[], previous: Worker[]): Worker[] {
+  if (previous.length === 0) return incoming;
+  const byId = new Map(previous.map((w) => [w.worker_id, w]));
+  let same = incoming.length === previous.length;
+  const out = incoming.map((w, i) => {
+    const p = byId.get(w.worker_id);
+    const kept = p !== undefined && sameJson(p, w) ? p : w;
+    if (kept !== previous[i]) same = false;
+    return kept;
+  });
+  return same ? previous : out;
+}
+
 export const fleetStore = createStore<FleetState>()((set) => ({
   workers: [],
   asOf: null,
@@ -34,10 +68,15 @@ export const fleetStore = createStore<FleetState>()((set) => ({
   sort: defaultSort,
   pending: {},
   actionError: null,
-  setWorkers: (workers, asOf, stale) =>
+  setWorkers: (incoming, asOf, stale) =>
     set((s) => {
-      const pending = { ...s.pending };
-      for (const w of workers) if (pending[w.worker_id] === w.status) delete pending[w.worker_id];
+      const workers = shareUnchanged(incoming, s.workers);
+      let pending = s.pending;
+      for (const w of workers)
+        if (pending[w.worker_id] === w.status) {
+          if (pending === s.pending) pending = { ...pending };
+          delete pending[w.worker_id];
+        }
       return { workers, asOf, stale, pending };
     }),
   setCapacity: (capacity) => set({ capacity }),

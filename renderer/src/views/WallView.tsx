@@ -1,6 +1,7 @@
 // The lane wall: every lane of the fleet as a tile, grouped by hub and worker — what holds it
 // (job id and kind, or a session/CDP client), for how long, red past 80 % of its deadline.
 // A click opens the lane's live view (a signed grant from the hub).
+import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useMemo, useRef } from 'react';
 import { useStore } from 'zustand';
 import { useActions } from '../components/console-context.ts';
@@ -35,6 +36,23 @@ const Tile = memo(function Tile({ t, now, onOpen }: { t: LaneTile; now: number; 
   );
 });
 
+type WallItem = { kind: 'hub'; key: string; hubId: string } | { kind: 'worker'; key: string; workerId: string; alive: boolean; tiles: LaneTile[] };
+
+const WorkerGroup = memo(function WorkerGroup({ workerId, alive, tiles, now, onOpen }: { workerId: string; alive: boolean; tiles: LaneTile[]; now: number; onOpen(workerId: string, lane: number): void }) {
+  return (
+    <>
+      <div className={`wall-worker-name mono${alive ? '' : ' dim'}`} title={workerId}>
+        {workerId}
+      </div>
+      <div className="tiles">
+        {tiles.map((t) => (
+          <Tile key={t.key} t={t} now={t.assignedMs === null ? 0 : now} onOpen={onOpen} />
+        ))}
+      </div>
+    </>
+  );
+});
+
 export function WallView() {
   const actions = useActions();
   const workers = useStore(fleetStore, (s) => s.workers);
@@ -57,11 +75,31 @@ export function WallView() {
   const kinds = useMemo(() => [...new Set(tiles.map((t) => t.kind).filter((k): k is string => !!k))].sort(), [tiles]);
   const busy = tiles.filter((t) => t.busy).length;
   const late = useMemo(() => tiles.filter((t) => isLate(t, now)).length, [tiles, now]);
+  // Virtualised by rows (a hub heading, or one worker's tiles): 4,000 tiles in the DOM took
+  // seconds per snapshot; only the rows near the viewport are rendered, measured as they mount.
+  const items = useMemo(() => {
+    const out: WallItem[] = [];
+    for (const g of groups) {
+      out.push({ kind: 'hub', key: `hub:${g.hubId}`, hubId: g.hubId });
+      for (const w of g.workers) out.push({ kind: 'worker', key: `w:${w.workerId}`, workerId: w.workerId, alive: w.alive, tiles: w.tiles });
+    }
+    return out;
+  }, [groups]);
+  const scrollRef = useRef<HTMLElement>(null);
+  const wallRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: (i) => (items[i].kind === 'hub' ? 22 : 97),
+    overscan: 6,
+    getItemKey: (i) => items[i].key,
+    scrollMargin: wallRef.current?.offsetTop ?? 0,
+  });
   const open = useCallback((workerId: string, lane: number) => void actions.openLaneView(workerId, lane), [actions]);
   const set = wallStore.getState().setFilter;
 
   return (
-    <section className="view view-wall" data-testid="wall">
+    <section className="view view-wall" data-testid="wall" ref={scrollRef}>
       <div className="toolbar">
         <label>
           Hub
@@ -99,24 +137,20 @@ export function WallView() {
       </div>
       {error && <div className="inline-error">Running jobs unavailable ({error}): tiles show lanes without kind or elapsed time.</div>}
       {groups.length === 0 && <div className="empty">{tiles.length === 0 ? 'No lanes in the fleet.' : 'No lane matches.'}</div>}
-      <div className="wall">
-        {groups.map((g) => (
-          <div key={g.hubId} className="wall-hub">
-            <h3 className="mono">{g.hubId}</h3>
-            {g.workers.map((w) => (
-              <div key={w.workerId} className="wall-worker" data-testid="wall-worker-group">
-                <div className={`wall-worker-name mono${w.alive ? '' : ' dim'}`} title={w.workerId}>
-                  {w.workerId}
-                </div>
-                <div className="tiles">
-                  {w.tiles.map((t) => (
-                    <Tile key={t.key} t={t} now={t.assignedMs === null ? 0 : now} onOpen={open} />
-                  ))}
-                </div>
-              </div>
-            ))}
-          </div>
-        ))}
+      <div className="wall" ref={wallRef} style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {virtualizer.getVirtualItems().map((v) => {
+          const it = items[v.index];
+          const style = { transform: `translateY(${v.start - virtualizer.options.scrollMargin}px)` };
+          return it.kind === 'hub' ? (
+            <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-hub" style={style}>
+              <h3 className="mono">{it.hubId}</h3>
+            </div>
+          ) : (
+            <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-worker" data-testid="wall-worker-group" style={style}>
+              <WorkerGroup workerId={it.workerId} alive={it.alive} tiles={it.tiles} now={now} onOpen={open} />
+            </div>
+          );
+        })}
       </div>
     </section>
   );
