@@ -85,11 +85,30 @@ export function compareWorkers(a: Worker, b: Worker, sort: SortSpec): number {
   let c = 0;
   if (!nullsLast(va)) c = typeof va === 'number' && typeof vb === 'number' ? va - vb : numericCollator.compare(String(va), String(vb));
   if (sort.dir === 'desc') c = -c;
-  return c !== 0 ? c : numericCollator.compare(a.worker_id, b.worker_id);
+  return c !== 0 || sort.key === 'worker_id' ? c : numericCollator.compare(a.worker_id, b.worker_id);
 }
 
-export function visibleWorkers(workers: Worker[], f: WorkerFilter, sort: SortSpec, cfg: AdminConfig | null): Worker[] {
-  return workers.filter((w) => matches(w, f, cfg)).sort((a, b) => compareWorkers(a, b, sort));
+/**
+ * The rows to show, filtered and sorted. `previous` (the last result) only makes it faster: rows
+ * start in their previous order, so the sort (a merge sort that finds runs) does about one
+ * comparison per row when a snapshot changed heartbeats but not the order.
+ */
+export function visibleWorkers(workers: Worker[], f: WorkerFilter, sort: SortSpec, cfg: AdminConfig | null, previous: readonly Worker[] = []): Worker[] {
+  let shown = workers.filter((w) => matches(w, f, cfg));
+  if (previous.length > 0) {
+    const rank = new Map(previous.map((w, i) => [w.worker_id, i]));
+    const placed: Array<Worker | undefined> = new Array(previous.length);
+    const rest: Worker[] = [];
+    for (const w of shown) {
+      const r = rank.get(w.worker_id);
+      if (r === undefined || placed[r] !== undefined) rest.push(w);
+      else placed[r] = w;
+    }
+    shown = [];
+    for (const w of placed) if (w !== undefined) shown.push(w);
+    for (const w of rest) shown.push(w);
+  }
+  return shown.sort((a, b) => compareWorkers(a, b, sort));
 }
 
 export function toggleSort(cur: SortSpec, key: SortKey): SortSpec {

@@ -1,6 +1,7 @@
 // Workers: filters, the virtualised table, and the confirm steps before draining busy workers
 // and before resetting a worker's credentials.
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useMemo, useRef, useState } from 'react';
+import type { Worker } from '../api/types.ts';
 import { useStore } from 'zustand';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { useActions } from '../components/console-context.ts';
@@ -21,7 +22,9 @@ export function WorkersView() {
   const config = useStore(connectionStore, (s) => s.config);
   const [confirm, setConfirm] = useState<PendingConfirm | null>(null);
   const [resetting, setResetting] = useState<string | null>(null);
-  const rows = useMemo(() => visibleWorkers(workers, filter, sort, config), [workers, filter, sort, config]);
+  // The last order seeds the next sort: a snapshot that moved no row sorts in one pass.
+  const lastRows = useRef<Worker[]>([]);
+  const rows = useMemo(() => (lastRows.current = visibleWorkers(workers, filter, sort, config, lastRows.current)), [workers, filter, sort, config]);
 
   const onSetStatus = useCallback((id: string, status: string) => setConfirm(actions.requestStatus(id, status)), [actions]);
   const cancel = useCallback(() => setConfirm(null), []);

@@ -30,6 +30,32 @@ describe('fleet store', () => {
     expect(w1.lanes).toHaveLength(1);
     expect(w2.status).toBe('active');
   });
+
+  it('keeps the objects of unchanged workers, and the array itself when nothing changed', () => {
+    const s = fleetStore.getState();
+    const lanes = () => [{ index: 0, view_url: null, busy: false, job_id: null }];
+    s.setWorkers([{ ...row('w1'), lanes: lanes() }, row('w2')], 'a', false);
+    const first = fleetStore.getState().workers;
+    const pending = fleetStore.getState().pending;
+    // Fresh objects from the next snapshot, equal in content: the previous ones stay.
+    s.setWorkers([{ ...row('w1'), lanes: lanes() }, row('w2')], 'b', false);
+    expect(fleetStore.getState().workers).toBe(first);
+    expect(fleetStore.getState().pending).toBe(pending);
+    // One heartbeat and one lane change: only those rows are new objects.
+    s.setWorkers([{ ...row('w1'), lanes: [{ ...lanes()[0], busy: true }] }, { ...row('w2'), last_seen: '2026-01-01T00:00:05Z' }, row('w3')], 'c', false);
+    const [w1, w2, w3] = fleetStore.getState().workers;
+    expect(w1).not.toBe(first[0]);
+    expect(w1.lanes[0].busy).toBe(true);
+    expect(w2.last_seen).toBe('2026-01-01T00:00:05Z');
+    expect(w3.worker_id).toBe('w3');
+    s.setWorkers([{ ...row('w1'), lanes: [{ ...lanes()[0], busy: true }] }, { ...row('w2'), last_seen: '2026-01-01T00:00:05Z' }, row('w3')], 'd', false);
+    const after = fleetStore.getState().workers;
+    expect(after[0]).toBe(w1);
+    expect(after[2]).toBe(w3);
+    // A worker gone from the snapshot is gone from the store.
+    s.setWorkers([w1], 'e', false);
+    expect(fleetStore.getState().workers.map((w) => w.worker_id)).toEqual(['w1']);
+  });
 });
 
 describe('connection store', () => {

@@ -77,6 +77,18 @@ describe('worker table filter and sort', () => {
     for (let i = 1; i < out.length; i++) expect(compareWorkers(out[i - 1], out[i], { key: 'disk_pct', dir: 'desc' })).toBeLessThanOrEqual(0);
   });
 
+  it('gives the same order when seeded with the previous result, whatever changed since', () => {
+    const big = Array.from({ length: 300 }, (_, i) => w(`w${i}`, { in_flight: i % 5, disk_pct: i % 100 }));
+    const sort = { key: 'disk_pct', dir: 'desc' } as const;
+    const first = visibleWorkers(big, emptyFilter, sort, cfg);
+    // Some rows moved, some left, some arrived, one matches the filter no more.
+    const next = big.filter((_, i) => i % 7 !== 0).map((x, i) => (i % 11 === 0 ? { ...x, disk_pct: (x.disk_pct ?? 0) + 37 } : x));
+    next.push(w('w-new', { disk_pct: 50 }), w('w-new2', { disk_pct: null }));
+    const filter = { ...emptyFilter, search: 'w' };
+    expect(ids(visibleWorkers(next, filter, sort, cfg, first))).toEqual(ids(visibleWorkers(next, filter, sort, cfg)));
+    expect(ids(visibleWorkers(next, emptyFilter, { key: 'worker_id', dir: 'asc' }, cfg, first))).toEqual(ids(visibleWorkers(next, emptyFilter, { key: 'worker_id', dir: 'asc' }, cfg)));
+  });
+
   it('counts capacity and load over alive workers only', () => {
     expect(summarise(fleet, cfg)).toEqual({ total: 4, alive: 3, inFlight: 3, capacity: 8, diskWarn: 1 });
   });
