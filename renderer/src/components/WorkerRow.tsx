@@ -31,7 +31,7 @@ export const WorkerRow = memo(function WorkerRow({ worker: w, config, now, pendi
     <div
       className={`wrow${odd ? ' odd' : ''}${w.alive ? '' : ' offline'}`}
       role="row"
-      style={{ transform: `translateY(${top}px)` }}
+      style={{ top }}
       data-testid="worker-row"
       data-worker-id={w.worker_id}
     >

@@ -140,7 +140,7 @@ export function WallView() {
       <div className="wall" ref={wallRef} style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
         {virtualizer.getVirtualItems().map((v) => {
           const it = items[v.index];
-          const style = { transform: `translateY(${v.start - virtualizer.options.scrollMargin}px)` };
+          const style = { top: v.start - virtualizer.options.scrollMargin };
           return it.kind === 'hub' ? (
             <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-hub" style={style}>
               <h3 className="mono">{it.hubId}</h3>
