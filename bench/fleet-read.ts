@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { RedisRegistry } from '../hub-core/src/adapters/redis/redis-registry.ts';
 import type { WorkerSnapshot } from '../hub-core/src/ports/registry.ts';
 import { startTestHub } from '../test/harness/hub.ts';
-import { REDIS_TEST_URL, testRedisPrefix } from '../test/harness/services.ts';
+import { dropRedisPrefix, REDIS_TEST_URL, testRedisPrefix } from '../test/harness/services.ts';
 import { summary, type Figure } from './report.ts';
 
 function snapshot(i: number, now: number): WorkerSnapshot {
@@ -45,24 +45,31 @@ export async function fleetReadFigures(o: { sizes: number[]; reads: number }): P
   for (const n of o.sizes) {
     const prefix = testRedisPrefix();
     const registry = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 3600);
-    const now = Date.now();
-    for (let i = 0; i < n; i += 500) await registry.publishWorkers(Array.from({ length: Math.min(500, n - i) }, (_, k) => snapshot(i + k, now)));
-    const h = await startTestHub({ REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: prefix, PAPRIKA_WORKER_TTL_S: '3600', PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_FLEET_TIMEOUT_MS: '30000' });
+    let h: Awaited<ReturnType<typeof startTestHub>> | undefined;
     const naive = new Redis(REDIS_TEST_URL);
-    const paprika = async () => ((await (await fetch(`${h.url}/admin/workers`)).json()) as { workers: unknown[] }).workers.length;
-    const oneByOne = async () => {
-      const ids = await naive.smembers(`${prefix}workers:index`);
-      const rows = [];
-      for (const id of ids) rows.push(await naive.hgetall(`${prefix}worker:${id}`));
-      return rows.length;
-    };
-    const p = Math.min(await timeReads(o.reads, paprika), await timeReads(o.reads, paprika));
-    const s = Math.min(await timeReads(o.reads, oneByOne), await timeReads(o.reads, oneByOne));
-    await naive.quit();
-    await h.stop();
-    const keys = await registry.client.keys(`${prefix}*`);
-    for (let i = 0; i < keys.length; i += 1000) await registry.client.del(...keys.slice(i, i + 1000));
-    await registry.close();
+    let p: number;
+    let s: number;
+    try {
+      const now = Date.now();
+      for (let i = 0; i < n; i += 500) await registry.publishWorkers(Array.from({ length: Math.min(500, n - i) }, (_, k) => snapshot(i + k, now)));
+      h = await startTestHub({ REDIS_URL: REDIS_TEST_URL, PAPRIKA_REDIS_PREFIX: prefix, PAPRIKA_WORKER_TTL_S: '3600', PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_FLEET_TIMEOUT_MS: '30000' });
+      const url = h.url;
+      const paprika = async () => ((await (await fetch(`${url}/admin/workers`)).json()) as { workers: unknown[] }).workers.length;
+      const oneByOne = async () => {
+        const ids = await naive.smembers(`${prefix}workers:index`);
+        const rows = [];
+        for (const id of ids) rows.push(await naive.hgetall(`${prefix}worker:${id}`));
+        return rows.length;
+      };
+      p = Math.min(await timeReads(o.reads, paprika), await timeReads(o.reads, paprika));
+      s = Math.min(await timeReads(o.reads, oneByOne), await timeReads(o.reads, oneByOne));
+    } finally {
+      // Its 10,000 workers' keys go even when a read fails (a crashed run once left them behind).
+      await naive.quit().catch(() => {});
+      await h?.stop().catch(() => {});
+      await registry.close();
+      await dropRedisPrefix(prefix);
+    }
     out.push({ name: `fleet read (${n.toLocaleString('en-US')} workers)`, unit: 'ms', paprika: p, peer: s, peerName: 'one key at a time', higherIsBetter: false });
   }
   return out;
