@@ -1,6 +1,7 @@
 // "Why is it waiting?": for each worker, the scheduler's own verdict (excludedBy, the filter
 // pickWorker applies), judged with liveness as the fleet view saw it. The console shows these
 // verdicts and their reasons as the hub words them; it applies no rule of its own.
+import type { PlacementVerdictJson } from '../wire/json.ts';
 import { excludedBy, type Exclusion, type PickConfig, type SchedulableWorker } from './pick-worker.ts';
 
 /** What each exclusion means, for an operator. */
@@ -21,13 +22,9 @@ export interface VerdictWorker extends Omit<SchedulableWorker, 'last_seen_ms'> {
   hub_id?: string | null;
 }
 
-export interface PlacementVerdict {
-  worker_id: string;
-  hub_id: string | null;
-  /** Null: the scheduler would place a job there now. */
+/** The wire shape, with the exclusion typed. excluded_by null: the scheduler would place a job there now. */
+export interface PlacementVerdict extends PlacementVerdictJson {
   excluded_by: Exclusion | null;
-  reason: string;
-  free_lanes: number;
 }
 
 export function placementVerdict(w: VerdictWorker, cfg: PickConfig): PlacementVerdict {

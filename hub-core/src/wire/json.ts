@@ -145,3 +145,52 @@ export type AdminEventJson =
   | { type: 'snapshot'; workers: WorkerJson[]; hubs: HubJson[]; counts: JobCountsJson; capacity?: CapacityJson | null; as_of: string; stale: boolean }
   | { type: 'job'; job: JobSummaryJson }
   | { type: 'error'; error: string; details?: unknown };
+
+/** One worker's verdict from the hub's scheduler filter (domain/placement-verdict.ts); excluded_by null: it takes work now. */
+export interface PlacementVerdictJson {
+  worker_id: string;
+  hub_id: string | null;
+  excluded_by: string | null;
+  reason: string;
+  free_lanes: number;
+}
+
+/** GET /admin/stats/history: one range, bucketed by the hub in Postgres. Null: no sample in that bucket. */
+export interface StatsHistoryJson {
+  range: string;
+  bucket_s: number;
+  from: string;
+  to: string;
+  buckets: Array<{
+    t: string;
+    succeeded: number;
+    failed: number;
+    queued: number | null;
+    oldest_queued_s: number | null;
+    in_flight: number | null;
+    capacity: number | null;
+  }>;
+}
+
+/** GET /admin/queue: what waits, and why (the verdicts are the hub's, not the console's). */
+export interface QueueJson {
+  queued: number;
+  by_kind: Array<{ kind: string; queued: number; oldest_age_s: number }>;
+  oldest: { id: string; kind: string; created_at: string; age_s: number } | null;
+  verdicts: PlacementVerdictJson[];
+  candidates: number;
+  as_of: string;
+  stale: boolean;
+}
+
+/** GET /admin/workers/:id/detail: the worker drawer. */
+export interface WorkerDetailJson {
+  worker_id: string;
+  worker: WorkerJson | null;
+  verdict: PlacementVerdictJson | null;
+  vitals: Array<{ t: string; disk_pct: number | null; cpu_pct: number | null; mem_pct: number | null }>;
+  jobs: JobSummaryJson[];
+  kinds_run: string[];
+  audit: Array<{ at: string; actor: string; action: string; details: unknown }>;
+  as_of: string;
+}

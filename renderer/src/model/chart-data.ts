@@ -3,18 +3,13 @@
 // ticks on whole buckets, and one test for "nothing to show" shared by every chart.
 import type { StatsHistory } from '../api/types.ts';
 
-export interface ChartPoint {
+/** A bucket as the hub sends it, placed on the time axis. */
+export type ChartPoint = Omit<StatsHistory['buckets'][number], 't'> & {
   /** Middle of the bucket, epoch ms. */
   t: number;
-  succeeded: number;
-  failed: number;
-  queued: number | null;
-  oldest_queued_s: number | null;
-  in_flight: number | null;
-  capacity: number | null;
   /** Percent of capacity busy; null without a sample or without capacity. */
   utilisation: number | null;
-}
+};
 
 export interface ChartFrame {
   points: ChartPoint[];

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { STATS_RANGE_NAMES, statsWindow, type StatsRange } from '../../domain/stats-range.ts';
 import type { FleetHistory } from '../../ports/fleet-history.ts';
+import type { StatsHistoryJson } from '../../wire/json.ts';
 import { parseOr400 } from '../validate.ts';
 
 export interface HistoryRouteDeps {
@@ -16,7 +17,7 @@ const round = (v: number | null, digits: number) => (v === null ? null : Math.ro
 
 export function adminHistoryRoutes(deps: HistoryRouteDeps) {
   return async (app: FastifyInstance) => {
-    app.get('/admin/stats/history', async (req) => {
+    app.get('/admin/stats/history', async (req): Promise<StatsHistoryJson> => {
       const { range } = parseOr400(Query, req.query, 'query');
       const w = statsWindow(range, deps.now());
       const rows = await deps.history.buckets({ from: new Date(w.fromMs), bucketS: w.bucketS, buckets: w.buckets });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { placementVerdicts, type VerdictWorker } from '../../domain/placement-verdict.ts';
 import type { FleetHistory } from '../../ports/fleet-history.ts';
+import type { QueueJson } from '../../wire/json.ts';
 import { parseOr400 } from '../validate.ts';
 
 export interface QueueRouteDeps {
@@ -17,7 +18,7 @@ const ageS = (now: number, at: Date) => Math.max(0, Math.round((now - new Date(a
 
 export function adminQueueRoutes(deps: QueueRouteDeps) {
   return async (app: FastifyInstance) => {
-    app.get('/admin/queue', async (req) => {
+    app.get('/admin/queue', async (req): Promise<QueueJson> => {
       parseOr400(z.strictObject({}), req.query ?? {}, 'query');
       const [kinds, oldest, view] = await Promise.all([deps.history.queuedByKind(), deps.history.oldestQueued(), deps.fleet.read()]);
       const now = deps.now();

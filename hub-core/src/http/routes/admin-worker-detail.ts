@@ -8,6 +8,7 @@ import type { FleetWorker } from '../../hub/fleet-view.ts';
 import type { VitalsPoint } from '../../hub/worker-vitals.ts';
 import type { WorkerRecord } from '../../ports/worker-record.ts';
 import { jobSummaryJson, workerJson } from '../json.ts';
+import type { WorkerDetailJson } from '../../wire/json.ts';
 import { parseOr400 } from '../validate.ts';
 
 export interface WorkerDetailDeps {
@@ -24,7 +25,7 @@ const AUDIT_LIMIT = 50;
 
 export function adminWorkerDetailRoutes(deps: WorkerDetailDeps) {
   return async (app: FastifyInstance) => {
-    app.get('/admin/workers/:id/detail', async (req) => {
+    app.get('/admin/workers/:id/detail', async (req): Promise<WorkerDetailJson> => {
       const { id } = parseOr400(Params, req.params, 'worker id');
       parseOr400(z.strictObject({}), req.query ?? {}, 'query');
       const [view, jobs, audit] = await Promise.all([deps.fleet.read(), deps.record.jobsOf(id, WORKER_DETAIL_JOBS), deps.record.auditOf(id, AUDIT_LIMIT)]);
