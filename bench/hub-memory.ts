@@ -9,7 +9,7 @@ import { enrollRaw, provenHello } from '../test/harness/raw-link.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
 import type { Figure } from './report.ts';
 
-const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+export const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 async function connectAll(url: (i: number) => string, n: number, onOpen: (ws: WebSocket, i: number) => void): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];

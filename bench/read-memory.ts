@@ -4,15 +4,15 @@
 // workers, and the admin event stream's snapshot. Reading lists summaries (no result), so the
 // figure should stay flat; before issue #16 five loads took a hub from 374 MB to 2 GB.
 // Peer: the same hub's RSS before the loads (ratio ≈ 1 means flat).
-import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { WebSocket } from 'ws';
 import { realBackends } from '../test/harness/hub.ts';
 import { freePort, spawnHub } from '../test/harness/processes.ts';
+import { rssKb } from './hub-memory.ts';
 import type { Figure } from './report.ts';
 
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMiB = (pid: number) => rssKb(pid) / 1024;
 
 async function consoleLoad(url: string): Promise<number> {
   let bytes = 0;
