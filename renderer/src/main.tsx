@@ -19,7 +19,7 @@ async function boot(): Promise<void> {
   // on); only the socket connects to the hub directly.
   const client = createApiClient({ baseUrl: '', eventsBaseUrl: hubUrl || undefined, getToken: storedToken });
   const feed = new LiveFeed({ client, origin: location.origin });
-  const actions = new ConsoleActions(client, feed);
+  const actions = new ConsoleActions(client, feed, location.origin);
   feed.start();
   window.addEventListener('beforeunload', () => feed.stop());
   createRoot(document.getElementById('root')!).render(

@@ -71,6 +71,11 @@ export function createApiClient(opts: ApiClientOptions) {
     return res;
   }
   const json = async <T>(method: string, path: string, body?: unknown) => (await (await request(method, path, body)).json()) as T;
+  const socketUrl = (origin: string, path: string) => {
+    const http = new URL((opts.eventsBaseUrl || base || origin).replace(/\/+$/, '') + path);
+    http.protocol = http.protocol === 'https:' ? 'wss:' : 'ws:';
+    return http.toString();
+  };
 
   return {
     config: () => json<AdminConfig>('GET', '/admin/config'),
@@ -100,11 +105,9 @@ export function createApiClient(opts: ApiClientOptions) {
     rerunJob: (id: string) => json<Job>('POST', '/jobs', { kind: 'rerun', spec: { job_id: id } }),
     /** Fetched as a blob (not a bare <img src>) so the bearer token travels with it. */
     assetBlob: async (id: string, name: string) => (await request('GET', `/jobs/${encodeURIComponent(id)}/assets/${encodeURIComponent(name)}`)).blob(),
-    eventsUrl: (origin: string) => {
-      const http = new URL((opts.eventsBaseUrl || base || origin).replace(/\/+$/, '') + '/admin/events');
-      http.protocol = http.protocol === 'https:' ? 'wss:' : 'ws:';
-      return http.toString();
-    },
+    eventsUrl: (origin: string) => socketUrl(origin, '/admin/events'),
+    /** The lane wall's thumbnails, relayed by the hub; same credential as the events socket. */
+    wallUrl: (origin: string) => socketUrl(origin, '/admin/wall'),
     /**
      * Browsers cannot set headers on a WebSocket, and a token in the URL ends up in proxy logs:
      * the admin token rides as a subprotocol the hub reads but never echoes (it selects the first).

@@ -15,6 +15,7 @@ import type { ChartRange } from '../model/chart-data.ts';
 import { jobsRouteFrom, jobsRouteHash, parseRoute } from '../model/view-route.ts';
 import { desktopBridge } from './desktop-bridge.ts';
 import type { LiveFeed } from './live-feed.ts';
+import { WallThumbs } from './wall-thumbs.ts';
 
 const QUEUE_MS = 2000;
 const WORKER_DETAIL_MS = 3000;
@@ -31,6 +32,8 @@ export class ConsoleActions {
   constructor(
     private readonly client: ApiClient,
     private readonly feed: LiveFeed,
+    /** The page's origin, for the wall's same-origin socket. */
+    private readonly origin: string = globalThis.location?.origin ?? '',
   ) {
     // A live delta is a summary: an open job that ends is fetched whole (result, assets).
     feed.onOpenJobEnded = (id) => void this.openJob(id);
@@ -91,6 +94,17 @@ export class ConsoleActions {
       stopped = true;
       clearInterval(timer);
     };
+  }
+
+  /** While the lane wall is shown: its thumbnail socket, started. The caller stops it. */
+  openWallThumbs(): WallThumbs {
+    const thumbs = new WallThumbs({
+      url: this.client.wallUrl(this.origin),
+      protocols: this.client.eventsProtocols(),
+      onError: (code, message) => console.warn(`lane wall: ${code}: ${message}`),
+    });
+    thumbs.start();
+    return thumbs;
   }
 
   setChartRange(range: ChartRange): void {
