@@ -18,8 +18,9 @@ import { readMemoryFigures } from './read-memory.ts';
 import { realChromeFigures } from './real-chrome.ts';
 import { redriveFigures } from './redrive.ts';
 import { line, type Figure } from './report.ts';
+import { wallFigures } from './wall.ts';
 
-const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 'fleet', 'memory', 'read-memory', 'isolation', 'cdp', 'ceilings'] as const;
+const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 'fleet', 'memory', 'read-memory', 'isolation', 'cdp', 'wall', 'ceilings'] as const;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
@@ -50,6 +51,7 @@ export async function main(argv: string[]): Promise<void> {
   if (only.has('read-memory')) say(await readMemoryFigures({ jobs: quick ? 6 : 30, resultMb: 20, loads: 5 }));
   if (only.has('isolation')) say(await isolationFigures({ jobs: quick ? 40 : 200 }));
   if (only.has('cdp')) say(await cdpFigures({ roundTrips: quick ? 200 : 2000 }));
+  if (only.has('wall')) say(await wallFigures({ workers: 50, lanes: 4, seconds: quick ? 5 : 15 }));
   let ceilingRows;
   if (only.has('ceilings')) {
     ceilingRows = await ceilings({ ops: quick ? 3000 : 20_000, concurrency });
