@@ -15,6 +15,7 @@ import { CredentialFile } from './credential-file.ts';
 import { capResult, frameSize } from './result-cap.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 import type { ViewKeyring } from './live-view/view-access.ts';
+import { Thumbnailer } from './live-view/thumbnailer.ts';
 
 /** How many assignments `received` remembers. */
 export const RECEIVED_KEPT = 1000;
@@ -22,6 +23,8 @@ export const RECEIVED_KEPT = 1000;
 const WELCOME_TIMEOUT_MS = 20_000;
 /** PAPRIKA_MAX_RESULT_BYTES when the options name none. */
 export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
+/** Thumbnails are dropped while the link holds more than this unsent (a result or a slow hub comes first). */
+const THUMB_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
 const MAX_STORE_REFUSALS = 5;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
@@ -75,6 +78,8 @@ export class WorkerAgent {
   private welcomeTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   readonly runner: LaneRunner;
+  /** The lanes the hub's last `thumbs` asked for (none on a new link). */
+  readonly thumbs: Thumbnailer;
   private readonly stats: HostStats;
   /**
    * Results the hub has not acked yet, with when each was last sent: sent again after every
@@ -101,6 +106,11 @@ export class WorkerAgent {
     this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.queueResult(r));
+    this.thumbs = new Thumbnailer({
+      lanes: o.pool.lanes,
+      send: (t) => this.send({ type: 'thumb', ...t }),
+      congested: () => this.ws?.readyState !== WebSocket.OPEN || this.ws.bufferedAmount > THUMB_MAX_BUFFERED_BYTES,
+    });
     this.linked = new Promise((resolve, reject) => {
       this.linkedOnce = resolve;
       this.linkFailed = reject;
@@ -242,6 +252,9 @@ export class WorkerAgent {
       case 'status':
         this.o.log.info({ status: msg.status }, 'status set by operator');
         return;
+      case 'thumbs':
+        this.thumbs.set(msg.lanes, msg.interval_ms);
+        return;
       case 'error':
         this.o.log.warn({ message: msg.message, details: msg.details }, 'hub reported an error');
         return;
@@ -336,6 +349,8 @@ export class WorkerAgent {
     if (this.ws !== ws) return;
     // Tokens are signed with this link's key: they die with it (the next welcome brings a new one).
     this.o.viewKeys?.clear();
+    // A new link starts with no thumbnails asked for.
+    this.thumbs.stop();
     // The hub freed the lanes of this link's CDP clients: their browsers end now, clean for the next link.
     this.runner.closeCdp(undefined, 'worker link closed');
     clearInterval(this.heartbeatTimer);
@@ -396,6 +411,7 @@ export class WorkerAgent {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.welcomeTimer);
     clearInterval(this.heartbeatTimer);
+    this.thumbs.stop();
     // Said before the close, so every hub shows this worker offline now, not after WORKER_TTL.
     this.send({ type: 'goodbye', reason: 'stopping' });
     this.ws?.close();

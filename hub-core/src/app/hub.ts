@@ -45,6 +45,7 @@ import { SessionService } from '../hub/sessions.ts';
 import { StatsSampler } from '../hub/stats.ts';
 import { UrlGuard } from '../hub/url-guard.ts';
 import { ViewGrants } from '../hub/view-grants.ts';
+import { WallRelay } from '../hub/wall-relay.ts';
 import { WorkerAdmin } from '../hub/worker-admin.ts';
 import { WorkerEnrollment } from '../hub/worker-enrollment.ts';
 
@@ -90,6 +91,8 @@ export class Hub {
   /** An operator's actions on one worker, wherever its link is. */
   readonly workerAdmin: WorkerAdmin;
   readonly views: ViewGrants;
+  /** The lane wall's thumbnails: asked of local workers while watched, relayed to consoles and peer hubs. */
+  readonly wall: WallRelay;
   readonly startedAt: number;
   /** The egress policy: sent to workers, checked on submitted URLs. */
   readonly urls: UrlGuard;
@@ -125,8 +128,9 @@ export class Hub {
     this.jobs = new JobService(config, this.ledger, this.lanes, this.dispatcher, this.peers, clock, log);
     this.enrollment = new WorkerEnrollment({ config, store, registry, clock, log });
     this.urls = new UrlGuard(config, () => this.http?.port ?? config.port);
+    this.wall = new WallRelay({ config, localLinks: this.localLinks, registry, events: this.events, clock, random, log });
     this.cdp = new CdpService({ config, lanes: this.lanes, forwarder: this.forwarder, clock, log, metrics: this.metrics, events: this.events, audit: store });
-    this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, cdp: this.cdp, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics) });
+    this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, cdp: this.cdp, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics), wall: this.wall });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
     this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, localLinks: this.localLinks, registry, events: this.events, log });
     this.views = new ViewGrants({ config, localLinks: this.localLinks, registry, forwarder: this.forwarder, clock });
@@ -155,6 +159,7 @@ export class Hub {
       workerDetail: { record: store.workerRecord, fleet: this.fleetView, vitals: this.stats.vitals, pick: config, now: () => clock.now() },
       admin: { config, clock, fleetView: this.fleetView, registry, reads: store, stats: this.stats, workerAdmin: this.workerAdmin, enrollment: this.enrollment, views: this.views },
       links: this.links,
+      wall: this.wall,
       cdp: { cdp: this.cdp, assignWaitS: config.assignWaitS, stopping: () => this.jobs.stopping },
       adminEvents: { config, clock, log, events: this.events, fleetView: this.fleetView, registry, reads: store, stats: this.stats },
     };
@@ -202,6 +207,7 @@ export class Hub {
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
     this.cdp.stop();
+    this.wall.stop();
     await this.links.stop(); // every close handler ran: owner keys released
     await this.http?.close();
     await this.publisher.stop();

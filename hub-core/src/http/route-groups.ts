@@ -41,6 +41,8 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
 
   'POST /internal/jobs/:id/assign': { group: 'peer' },
   'POST /internal/jobs/:id/cancel-on-worker': { group: 'peer' },
+  // A peer hub watching wall tiles of the workers linked here (served from local links only).
+  'GET /internal/wall': { group: 'peer', ws: true },
 
   'GET /admin/workers': { group: 'admin' },
   'PATCH /admin/workers/:id': { group: 'admin' },
@@ -55,6 +57,7 @@ export const ROUTE_TABLE: Readonly<Record<string, RouteDecl>> = Object.freeze({
   'GET /admin/config': { group: 'admin' },
   'GET /admin/audit': { group: 'admin' },
   'GET /admin/events': { group: 'admin', ws: true },
+  'GET /admin/wall': { group: 'admin', ws: true },
   // Unknown /admin paths answer 404 only to an admin: nothing about them leaks to others.
   'GET /admin/*': { group: 'admin' },
 });

@@ -17,6 +17,7 @@ import type { SessionService } from './sessions.ts';
 import type { CdpService } from './cdp-service.ts';
 import type { UrlGuard } from './url-guard.ts';
 import type { WorkerEnrollment } from './worker-enrollment.ts';
+import type { WallRelay } from './wall-relay.ts';
 
 export interface LinkDeps {
   config: Config;
@@ -36,4 +37,5 @@ export interface LinkDeps {
   metrics: HubMetrics;
   urls: UrlGuard;
   recycles: RecycleCounter;
+  wall: Pick<WallRelay, 'onLinkThumb'>;
 }

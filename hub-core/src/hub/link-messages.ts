@@ -44,6 +44,9 @@ export class LinkMessages {
       case 'cdp_closed':
         this.d.cdp.onClosed(link, msg.cdp_id, msg.reason);
         return;
+      case 'thumb':
+        this.d.wall.onLinkThumb(link, msg);
+        return;
       case 'error':
         this.d.log.warn({ worker_id: link.worker_id, message: msg.message }, 'worker reported an error');
         return;

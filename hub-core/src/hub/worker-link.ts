@@ -51,6 +51,8 @@ export class WorkerLink implements SchedulableWorker {
   private busy = 0;
   /** What the scheduler reads: frozen, rebuilt after any change. */
   private view: Readonly<SchedulableWorker> | undefined;
+  /** The lanes this link was last asked to thumbnail (`thumbs`), as sent; a new link asks for none. */
+  private thumbLanes: readonly number[] = [];
   /** Told after any change the scheduler reads (the local fleet re-files the link in its pick index). */
   onSchedulingChange: ((link: WorkerLink) => void) | undefined;
 
@@ -290,6 +292,17 @@ export class WorkerLink implements SchedulableWorker {
   /** The client left (or timed out): the worker ends its browser and reports cdp_closed. */
   async cdpClose(cdpId: string, reason: string): Promise<void> {
     await this.quietly({ type: 'cdp_close', cdp_id: cdpId, reason });
+  }
+
+  /** Replace-set of the lanes the worker thumbnails for the wall (`[]` stops all); false when the frame could not be sent. */
+  thumbs(lanes: readonly number[], intervalMs: number): Promise<boolean> {
+    this.thumbLanes = [...lanes];
+    return this.quietly({ type: 'thumbs', lanes: [...lanes], interval_ms: intervalMs });
+  }
+
+  /** The lanes last asked of this link (what a `thumb` must be for). */
+  get thumbsAsked(): readonly number[] {
+    return this.thumbLanes;
   }
 
   close(code: number, reason: string): void {

@@ -11,5 +11,6 @@ export * from './random.ts';
 export * from './url-policy.ts';
 export * from './version.ts';
 export * from './view-token.ts';
+export * from './wall.ts';
 export * from './work-kinds.ts';
 export * from './worker-proof.ts';

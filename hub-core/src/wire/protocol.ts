@@ -74,6 +74,11 @@ const AgentInstance = z.string().regex(/^[0-9a-f]{16,64}$/, 'expected 16 to 64 h
 /** HMAC-SHA256 of the link's challenge (wire/worker-proof.ts), hex. Optional in the schema so a hello without it gets the clear refusal, not a schema error. */
 const LinkProof = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hex digits');
 
+/** Lane-wall thumbnails (README § Live view): the base64 JPEG a `thumb` may carry, at most this many characters. */
+export const THUMB_MAX_CHARS = 262_144;
+/** Bounds of the `thumbs` interval: no faster than 4 frames/s per lane, no slower than one per 10 s. */
+export const THUMB_INTERVAL_MS = { min: 250, max: 10_000 } as const;
+
 export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('hello'), v, worker_id: id, lan_ip: z.string().max(100).optional(), hostname: z.string().max(300).optional(), capabilities: Capabilities, jobs: z.array(HeldJob).max(1024).optional(), results: z.array(PendingResult).max(4096).optional(), fresh: z.boolean().optional(), instance: AgentInstance.optional(), kinds: WorkKinds.optional(), cpu_pct: pct.optional(), mem_pct: pct.optional(), disk_pct: pct.optional(), proof: LinkProof.optional() }),
   z.strictObject({
@@ -105,6 +110,8 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('goodbye'), v, reason: z.string().max(200) }),
   /** The worker ended a CDP client's lane (the tunnel closed, the browser exited, it could not start): the lane is clean and free. */
   z.strictObject({ type: z.literal('cdp_closed'), v, cdp_id: id, reason: z.string().max(200) }),
+  /** A lane's latest thumbnail (one per lane at most every `interval_ms` of the last `thumbs`); `idle`: the lane shows no page. */
+  z.strictObject({ type: z.literal('thumb'), v, lane: z.number().int().min(0), at: z.number().int().min(0), jpeg: z.string().max(THUMB_MAX_CHARS).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64').optional(), idle: z.literal(true).optional() }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 
@@ -158,6 +165,13 @@ export const HubMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('cdp_close'), v, cdp_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('status'), v, status: z.enum(['active', 'drain', 'standby']) }),
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000), details: z.unknown().optional() }),
+  /** Replace-set: thumbnail exactly these lanes from now on (`[]` stops all; a new link starts with none). */
+  z.strictObject({
+    type: z.literal('thumbs'),
+    v,
+    lanes: z.array(z.number().int().min(0)).max(255).refine((l) => new Set(l).size === l.length, 'lanes must be unique'),
+    interval_ms: z.number().int().min(THUMB_INTERVAL_MS.min).max(THUMB_INTERVAL_MS.max),
+  }),
 ]);
 export type HubMessage = z.infer<typeof HubMessage>;
 

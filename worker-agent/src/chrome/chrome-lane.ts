@@ -6,6 +6,7 @@ import type { GoToOptions, Page } from 'puppeteer-core';
 import type { RunnableJob, SessionCommand } from 'paprika/wire';
 import type { JobContext, JobOutcome, Lane, LanePool } from '../lanes/lane.ts';
 import type { ViewableLane } from '../live-view/viewable-lane.ts';
+import { followLaneScreen, THUMB_SCREENCAST, type FrameSink } from '../live-view/screencast.ts';
 import { runFetch } from '../runners/fetch-runner.ts';
 import { runMacro } from '../runners/macro-runner.ts';
 import { StepFailed } from '../runners/macro-steps.ts';
@@ -136,6 +137,11 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     if (work) await this.closeWorkContext(work);
     if (this.busy === 'session') this.busy = undefined;
     this.afterWork(); // a session counts like a job towards recycling, used or not
+  }
+
+  /** The wall's thumbnail: a small screencast of whatever page the lane shows (idle between jobs). */
+  followThumbs(sink: FrameSink): () => void {
+    return followLaneScreen(this, sink, THUMB_SCREENCAST);
   }
 
   override async stop(): Promise<void> {

@@ -2,6 +2,7 @@
 // load and fault tests) or a Chrome lane driven by puppeteer. The agent owns the link, the
 // bookkeeping and the deadlines; a lane only runs one job or one session at a time.
 import type { Asset, LaneRecycles, RunnableJob, SessionCommand, UrlPolicyLists, WorkKind } from 'paprika/wire';
+import type { FrameSink } from '../live-view/screencast.ts';
 
 export interface JobContext {
   readonly jobId: string;
@@ -31,6 +32,12 @@ export interface Lane {
   closeSession(): Promise<void>;
   /** Chrome lanes: how to start a fresh browser for a CDP client (GET /cdp). Absent: the lane serves none. */
   cdpBrowser?(): { chromePath: string; proxyPort?: number };
+  /**
+   * The wall's thumbnail of this lane: frames (and idle) to `sink` until the returned function
+   * is called; `intervalMs` is the pace the thumbnailer keeps (a lane may produce faster).
+   * Absent: the lane shows no screen.
+   */
+  followThumbs?(sink: FrameSink, intervalMs: number): () => void;
   stop(): Promise<void>;
 }
 

@@ -2,7 +2,9 @@
 // simulated site (below) and the `ping` session op only, so load and fault tests can run
 // hundreds of lanes on one machine.
 import type { RunnableJob, SessionCommand } from 'paprika/wire';
+import type { FrameSink } from '../live-view/screencast.ts';
 import type { JobContext, JobOutcome, Lane, LanePool } from './lane.ts';
+import { syntheticThumb } from './simulated-thumbs.ts';
 
 export class SimulatedLane implements Lane {
   private session: string | null = null;
@@ -33,6 +35,17 @@ export class SimulatedLane implements Lane {
 
   async closeSession(): Promise<void> {
     this.session = null;
+  }
+
+  /** A synthetic screen that changes every interval (busy or not): the wall's load without Chrome. */
+  followThumbs(sink: FrameSink, intervalMs: number): () => void {
+    let n = this.index;
+    const tick = () => {
+      if (!sink.congested()) sink.frame(syntheticThumb(n++));
+    };
+    tick();
+    const timer = setInterval(tick, intervalMs);
+    return () => clearInterval(timer);
   }
 
   async stop(): Promise<void> {}

@@ -1,5 +1,6 @@
 // Follows one lane's page and streams its screen as JPEG frames (CDP Page.startScreencast).
 // The lane switches pages per job; the stream re-attaches to each and reports idle in between.
+// Two uses, two sizes: the full-rate live view of one lane, and the wall's small thumbnails.
 import type { CDPSession, Page, Protocol } from 'puppeteer-core';
 import type { ViewableLane } from './viewable-lane.ts';
 
@@ -10,10 +11,16 @@ export interface FrameSink {
   congested(): boolean;
 }
 
-const SCREENCAST: Protocol.Page.StartScreencastRequest = { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 };
+/** The live view of one lane: every frame, large. */
+export const LIVE_SCREENCAST: Protocol.Page.StartScreencastRequest = { format: 'jpeg', quality: 60, maxWidth: 1280, maxHeight: 800, everyNthFrame: 1 };
+/**
+ * A wall tile: small and cheap to encode; the thumbnailer keeps about one frame a second.
+ * Chrome sends a frame only when the page paints, so a still page costs nothing.
+ */
+export const THUMB_SCREENCAST: Protocol.Page.StartScreencastRequest = { format: 'jpeg', quality: 40, maxWidth: 320, maxHeight: 200, everyNthFrame: 6 };
 
 /** Starts following the lane; returns the function that stops it. */
-export function followLaneScreen(lane: ViewableLane, sink: FrameSink): () => void {
+export function followLaneScreen(lane: ViewableLane, sink: FrameSink, params: Protocol.Page.StartScreencastRequest = LIVE_SCREENCAST): () => void {
   let session: CDPSession | undefined;
   let generation = 0; // a page that changes while a screencast is starting must not leak its session
   let stopped = false;
@@ -38,7 +45,7 @@ export function followLaneScreen(lane: ViewableLane, sink: FrameSink): () => voi
       void s.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => {});
       if (!sink.congested()) sink.frame(Buffer.from(event.data, 'base64'));
     });
-    await s.send('Page.startScreencast', SCREENCAST).catch(() => {});
+    await s.send('Page.startScreencast', params).catch(() => {});
   };
 
   const show = (page: Page | null) => {

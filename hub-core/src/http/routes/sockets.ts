@@ -1,10 +1,13 @@
-// The two WebSocket routes: the worker link and the console's event stream. Their credential
+// The WebSocket routes: the worker link, the console's event stream and the lane wall (a
+// console's, and a peer hub's for the workers linked here). Their credential
 // is in the route table like every route's; the handler only takes the socket over.
 import type { FastifyInstance } from 'fastify';
 import type { WebSocketServer } from 'ws';
 import { PaprikaError } from '../../wire/errors.ts';
 import type { LinkService } from '../../hub/link-service.ts';
 import type { AdminEventStream } from '../admin-events.ts';
+import type { WallRelay } from '../../hub/wall-relay.ts';
+import { acceptWallSocket } from '../wall-socket.ts';
 import { pendingUpgrade } from '../upgrades.ts';
 
 const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -12,9 +15,11 @@ const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
 export interface SocketRouteDeps {
   links: Pick<LinkService, 'accept'>;
   events: Pick<AdminEventStream, 'accept'>;
+  wall: Pick<WallRelay, 'watch' | 'leave'>;
 }
 
-export function socketRoutes({ links, events }: SocketRouteDeps, wss: WebSocketServer) {
+/** `wallWss`: the wall's own server (a client message over 1 MB closes the socket). */
+export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebSocketServer, wallWss: WebSocketServer) {
   return async (app: FastifyInstance) => {
     app.get('/workers/:id/link', (req, reply) => {
       const { id } = req.params as { id: string };
@@ -31,5 +36,14 @@ export function socketRoutes({ links, events }: SocketRouteDeps, wss: WebSocketS
       reply.hijack();
       wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => events.accept(ws));
     });
+
+    for (const [path, localOnly] of [['/admin/wall', false], ['/internal/wall', true]] as const) {
+      app.get(path, (req, reply) => {
+        const up = pendingUpgrade(req.raw);
+        if (!up) throw new PaprikaError('upgrade_required', { path });
+        reply.hijack();
+        wallWss.handleUpgrade(req.raw, up.socket, up.head, (ws) => acceptWallSocket(ws, wall, localOnly));
+      });
+    }
   };
 }
