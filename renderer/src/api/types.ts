@@ -1,6 +1,6 @@
 // The hub's admin API as it travels on the wire (SPEC.md § HTTP API), under the console's names:
 // the shapes themselves are paprika/wire's (hub-core/src/wire/json.ts), the hub's own definition.
-import type { AdminConfigJson, AdminEventJson, CapacityJson, HubJson, JobCountsJson, JobJson, JobPageJson, JobSummaryJson, LaneJson, LaneViewGrantJson, PlacementVerdictJson, QueueJson, StatsHistoryJson, StatsJson, WorkerDetailJson, WorkerJson, WorkersPageJson } from 'paprika/wire';
+import type { AdminConfigJson, AdminEventJson, CapacityJson, HubJson, JobCountsJson, JobJson, JobPageJson, JobSummaryJson, LaneJson, LaneViewGrantJson, PlacementVerdictJson, QueueJson, StatsHistoryJson, StatsJson, WallErrorJson, WallThumbJson, WallTile, WorkerDetailJson, WorkerJson, WorkersPageJson } from 'paprika/wire';
 
 /** A job as the API sends it: one definition with the client SDK. */
 export type Job = JobJson;
@@ -28,3 +28,8 @@ export type PlacementVerdict = PlacementVerdictJson;
 export type QueueResponse = QueueJson;
 /** GET /admin/workers/:id/detail: the worker drawer. */
 export type WorkerDetail = WorkerDetailJson;
+
+/** GET /admin/wall (WebSocket): a tile the console watches, and the hub's frames for it. */
+export type WallTileRef = WallTile;
+export type WallThumb = WallThumbJson;
+export type WallError = WallErrorJson;

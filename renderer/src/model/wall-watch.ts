@@ -2,29 +2,11 @@
 // that changed, what the hub's frames say, and how long to wait before opening it again.
 // The hub relays the frames (workers may sit behind NAT), so the console names tiles by worker id
 // and lane only, never by a worker URL.
+import type { WallError, WallThumb, WallTileRef } from '../api/types.ts';
 
-export interface WallTileRef {
-  worker_id: string;
-  lane: number;
-}
+export type { WallError, WallThumb, WallTileRef };
 
-/** One frame of one lane: `jpeg` (base64) or `idle` (the lane has no page). */
-export interface WallThumb {
-  type: 'thumb';
-  worker_id: string;
-  lane: number;
-  at: number;
-  jpeg?: string;
-  idle?: true;
-}
-
-export interface WallError {
-  type: 'error';
-  code: string;
-  message: string;
-}
-
-/** The hub takes at most this many tiles in one watch. */
+/** The hub takes at most this many tiles in one watch (its WALL_MAX_TILES). */
 export const MAX_WATCH_TILES = 1000;
 /** Scrolling mounts and unmounts rows quickly: the watch is sent once the wall holds still this long. */
 export const WATCH_DEBOUNCE_MS = 200;
