@@ -80,6 +80,8 @@ async function openWall(browser: Browser, url: string, block: boolean, lanes: nu
   await page.addInitScript(`${block ? 'window.__blockWall = true;' : ''}${COUNTER_SCRIPT}`);
   await page.goto(`${url}/#/wall`);
   await page.waitForFunction(`document.querySelectorAll('[data-testid="lane-tile"]').length === ${lanes}`, undefined, { timeout: 60_000, polling: 100 });
+  // Settled alike with and without thumbnails: every busy lane knows its job (the running-jobs poll landed).
+  await page.waitForFunction(`document.querySelector('.view-wall .count')?.textContent?.includes('${lanes} busy') ?? false`, undefined, { timeout: 60_000, polling: 100 });
   if (!block) await page.waitForFunction(`document.querySelectorAll('img[data-testid="lane-thumb"][data-thumb-at]').length === ${lanes}`, undefined, { timeout: 60_000, polling: 100 });
   return page;
 }
@@ -112,10 +114,12 @@ export async function wallFigures(o: { workers: number; lanes: number; seconds: 
     await idlePage.close();
 
     const blockedPage = await openWall(browser, hub.url, true, total);
+    await measure(blockedPage, pid, 1000); // warm-up, discarded: the first frames after mounting 200 tiles
     const noThumbs = await measure(blockedPage, pid, ms);
     await blockedPage.close();
 
     const wallPage = await openWall(browser, hub.url, false, total);
+    await measure(wallPage, pid, 1000);
     const open = await measure(wallPage, pid, ms);
     await wallPage.close();
     for (const j of jobs) await fetch(`${hub.url}/jobs/${j.id}/cancel`, { method: 'POST' }).catch(() => undefined);

@@ -1,6 +1,7 @@
 // The lane wall: every lane of the fleet as a tile, grouped by hub and worker — what holds it
 // (job id and kind, or a session/CDP client), for how long, red past 80 % of its deadline.
-// A click opens the lane's live view (a signed grant from the hub).
+// A click opens the lane's live view (a signed grant from the hub); each tile shows the lane's
+// thumbnail, about a frame a second, relayed by the hub (live/wall-thumbs.ts).
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useStore } from 'zustand';
@@ -56,16 +57,9 @@ const WorkerGroup = memo(function WorkerGroup({ workerId, alive, tiles, now, onO
   );
 });
 
+/** The wall and its thumbnail socket, which lives while the wall is shown; tiles subscribe to it as they mount. */
 export function WallView() {
   const actions = useActions();
-  const workers = useStore(fleetStore, (s) => s.workers);
-  const hubs = useStore(hubsStore, (s) => s.hubs);
-  const running = useStore(wallStore, (s) => s.running);
-  const filter = useStore(wallStore, (s) => s.filter);
-  const error = useStore(wallStore, (s) => s.error);
-  const now = useNow();
-  useEffect(() => actions.watchRunning(), [actions]);
-  // The thumbnail socket lives while the wall is shown; tiles subscribe to it as they mount.
   const [thumbs, setThumbs] = useState<WallThumbs | null>(null);
   useEffect(() => {
     const t = actions.openWallThumbs();
@@ -75,6 +69,22 @@ export function WallView() {
       setThumbs(null);
     };
   }, [actions]);
+  return (
+    <WallThumbsContext.Provider value={thumbs}>
+      <Wall />
+    </WallThumbsContext.Provider>
+  );
+}
+
+function Wall() {
+  const actions = useActions();
+  const workers = useStore(fleetStore, (s) => s.workers);
+  const hubs = useStore(hubsStore, (s) => s.hubs);
+  const running = useStore(wallStore, (s) => s.running);
+  const filter = useStore(wallStore, (s) => s.filter);
+  const error = useStore(wallStore, (s) => s.error);
+  const now = useNow();
+  useEffect(() => actions.watchRunning(), [actions]);
   // Tiles equal to the last render's are the same objects, so their memo holds when a snapshot changes other lanes.
   const previous = useRef(new Map<string, LaneTile>());
   const tiles = useMemo(() => {
@@ -112,61 +122,59 @@ export function WallView() {
   const set = wallStore.getState().setFilter;
 
   return (
-    <WallThumbsContext.Provider value={thumbs}>
-      <section className="view view-wall" data-testid="wall" ref={scrollRef}>
-        <div className="toolbar">
-          <label>
-            Hub
-            <select value={filter.hub} onChange={(e) => set({ hub: e.target.value })} data-testid="wall-hub">
-              <option value="">all</option>
-              {hubs.map((h) => (
-                <option key={h.hub_id} value={h.hub_id}>
-                  {h.hub_id}
-                </option>
-              ))}
-            </select>
-          </label>
-          <input className="search" type="search" placeholder="Worker id…" value={filter.worker} onChange={(e) => set({ worker: e.target.value })} data-testid="wall-worker" />
-          <label>
-            Kind
-            <select value={filter.kind} onChange={(e) => set({ kind: e.target.value })} data-testid="wall-kind">
-              <option value="">all</option>
-              {kinds.map((k) => (
-                <option key={k}>{k}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            State
-            <select value={filter.state} onChange={(e) => set({ state: e.target.value as typeof filter.state })} data-testid="wall-state">
-              <option value="">all</option>
-              <option value="busy">busy</option>
-              <option value="idle">idle</option>
-              <option value="late">past 80 % of deadline</option>
-            </select>
-          </label>
-          <span className="muted count">
-            {shown.length} of {tiles.length} lanes · {busy} busy · {late} late
-          </span>
-        </div>
-        {error && <div className="inline-error">Running jobs unavailable ({error}): tiles show lanes without kind or elapsed time.</div>}
-        {groups.length === 0 && <div className="empty">{tiles.length === 0 ? 'No lanes in the fleet.' : 'No lane matches.'}</div>}
-        <div className="wall" ref={wallRef} style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-          {virtualizer.getVirtualItems().map((v) => {
-            const it = items[v.index];
-            const style = { top: v.start - virtualizer.options.scrollMargin };
-            return it.kind === 'hub' ? (
-              <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-hub" style={style}>
-                <h3 className="mono">{it.hubId}</h3>
-              </div>
-            ) : (
-              <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-worker" data-testid="wall-worker-group" style={style}>
-                <WorkerGroup workerId={it.workerId} alive={it.alive} tiles={it.tiles} now={now} onOpen={open} />
-              </div>
-            );
-          })}
-        </div>
-      </section>
-    </WallThumbsContext.Provider>
+    <section className="view view-wall" data-testid="wall" ref={scrollRef}>
+      <div className="toolbar">
+        <label>
+          Hub
+          <select value={filter.hub} onChange={(e) => set({ hub: e.target.value })} data-testid="wall-hub">
+            <option value="">all</option>
+            {hubs.map((h) => (
+              <option key={h.hub_id} value={h.hub_id}>
+                {h.hub_id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <input className="search" type="search" placeholder="Worker id…" value={filter.worker} onChange={(e) => set({ worker: e.target.value })} data-testid="wall-worker" />
+        <label>
+          Kind
+          <select value={filter.kind} onChange={(e) => set({ kind: e.target.value })} data-testid="wall-kind">
+            <option value="">all</option>
+            {kinds.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          State
+          <select value={filter.state} onChange={(e) => set({ state: e.target.value as typeof filter.state })} data-testid="wall-state">
+            <option value="">all</option>
+            <option value="busy">busy</option>
+            <option value="idle">idle</option>
+            <option value="late">past 80 % of deadline</option>
+          </select>
+        </label>
+        <span className="muted count">
+          {shown.length} of {tiles.length} lanes · {busy} busy · {late} late
+        </span>
+      </div>
+      {error && <div className="inline-error">Running jobs unavailable ({error}): tiles show lanes without kind or elapsed time.</div>}
+      {groups.length === 0 && <div className="empty">{tiles.length === 0 ? 'No lanes in the fleet.' : 'No lane matches.'}</div>}
+      <div className="wall" ref={wallRef} style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {virtualizer.getVirtualItems().map((v) => {
+          const it = items[v.index];
+          const style = { top: v.start - virtualizer.options.scrollMargin };
+          return it.kind === 'hub' ? (
+            <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-hub" style={style}>
+              <h3 className="mono">{it.hubId}</h3>
+            </div>
+          ) : (
+            <div key={v.key} data-index={v.index} ref={virtualizer.measureElement} className="wall-row wall-worker" data-testid="wall-worker-group" style={style}>
+              <WorkerGroup workerId={it.workerId} alive={it.alive} tiles={it.tiles} now={now} onOpen={open} />
+            </div>
+          );
+        })}
+      </div>
+    </section>
   );
 }
