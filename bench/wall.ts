@@ -74,15 +74,18 @@ async function measure(page: Page, hubPid: number, ms: number): Promise<Window_>
   return { ...w, hubCpuPct };
 }
 
+/** Polls an expression in the page (page.evaluate is not subject to the console's CSP, a waitForFunction poll is). */
+const until = (page: Page, expr: string) => waitFor(expr, async () => (await page.evaluate(expr)) as boolean, 60_000, 100);
+
 async function openWall(browser: Browser, url: string, block: boolean, lanes: number): Promise<Page> {
   // Tall enough that the virtualiser mounts every worker row: all 200 tiles are watched.
   const page = await browser.newPage({ viewport: { width: 1440, height: 9000 } });
   await page.addInitScript(`${block ? 'window.__blockWall = true;' : ''}${COUNTER_SCRIPT}`);
   await page.goto(`${url}/#/wall`);
-  await page.waitForFunction(`document.querySelectorAll('[data-testid="lane-tile"]').length === ${lanes}`, undefined, { timeout: 60_000, polling: 100 });
+  await until(page, `document.querySelectorAll('[data-testid="lane-tile"]').length === ${lanes}`);
   // Settled alike with and without thumbnails: every busy lane knows its job (the running-jobs poll landed).
-  await page.waitForFunction(`document.querySelector('.view-wall .count')?.textContent?.includes('${lanes} busy') ?? false`, undefined, { timeout: 60_000, polling: 100 });
-  if (!block) await page.waitForFunction(`document.querySelectorAll('img[data-testid="lane-thumb"][data-thumb-at]').length === ${lanes}`, undefined, { timeout: 60_000, polling: 100 });
+  await until(page, `document.querySelector('.view-wall .count')?.textContent?.includes('${lanes} busy') ?? false`);
+  if (!block) await until(page, `document.querySelectorAll('img[data-testid="lane-thumb"][data-thumb-at]').length === ${lanes}`);
   return page;
 }
 

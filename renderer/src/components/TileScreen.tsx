@@ -10,8 +10,8 @@ function show(img: HTMLImageElement, t: WallThumb): void {
   if (t.jpeg) {
     img.src = thumbSrc(t.jpeg);
     img.dataset.thumbAt = String(t.at);
-    img.hidden = false;
-  } else {
+    if (img.hidden) img.hidden = false;
+  } else if (!img.hidden) {
     img.hidden = true;
     img.removeAttribute('src');
     delete img.dataset.thumbAt;
@@ -34,7 +34,7 @@ export function TileScreen({ workerId, lane, watch, busy }: { workerId: string; 
   }, [thumbs, workerId, lane, watch]);
   return (
     <span className="tile-screen">
-      <img ref={img} data-testid="lane-thumb" alt="" hidden />
+      <img ref={img} data-testid="lane-thumb" alt="" decoding="async" hidden />
       <span className="tile-mark">{busy ? '▶' : ''}</span>
     </span>
   );
