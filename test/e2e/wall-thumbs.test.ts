@@ -102,6 +102,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('lane wall thumbnails relayed by the h
     expect(box).toMatchObject({ inside: true, fit: 'contain' });
     expect(box.natural).toBeGreaterThan(0);
     expect(box.natural).toBeLessThanOrEqual(320);
+    // Small enough to relay at a frame a second: within the link's limit, logged for the README.
+    const sizes = await page.locator('img[data-testid="lane-thumb"][data-thumb-at]').evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).src.length - 'data:image/jpeg;base64,'.length));
+    for (const n of sizes) expect(n).toBeLessThanOrEqual(262_144);
+    console.log(`wall e2e: Chrome lane thumbnails of ${sizes.join(', ')} base64 characters`);
     for (const size of SIZES) {
       await page.setViewportSize(size);
       await expect.poll(() => page.locator('img[data-testid="lane-thumb"][data-thumb-at]').count(), { timeout: 15_000 }).toBe(4);
