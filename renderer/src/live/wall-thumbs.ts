@@ -34,7 +34,7 @@ export class WallThumbs {
   private flushPending = false;
   private stopped = true;
   private readonly WS: typeof WebSocket;
-  /** Sockets opened so far (tests and the bench read it). */
+  /** Sockets opened so far (the tests read it). */
   opened = 0;
 
   constructor(private readonly deps: WallThumbsDeps) {
