@@ -18,7 +18,7 @@ function setup() {
   const link = new WorkerLink('w1', socket, { max_concurrent: 3, lane_novnc_urls: [], novnc_url: null, version: 't', platform: 't' }, { lanIp: '', hostname: '', hubId: 'h1' }, 'active', clock.now());
   const links = new Map([['w1', link]]);
   const relay = new WallRelay({
-    config: { hubId: 'h1', forwardTimeoutS: 5, hubTtlS: 15 },
+    config: { hubId: 'h1', forwardTimeoutS: 5, hubTtlS: 15, peerToken: undefined },
     localLinks: { get: (id: string) => links.get(id) },
     registry: { getOwner: async () => undefined, listHubs: async () => [] },
     events: new EventEmitter() as never,
