@@ -60,3 +60,19 @@ describe('worker link protocol', () => {
     expect(withPolicy.ok && withPolicy.value.type === 'welcome' && withPolicy.value.url_policy).toEqual({ deny: ['10.0.0.0/8'], allow: null });
   });
 });
+
+describe('wall link messages', () => {
+  it('parses thumbs and thumb, and refuses what breaks their limits', () => {
+    expect(parseHubMessage({ type: 'thumbs', v: 1, lanes: [0, 3], interval_ms: 1000 }).ok).toBe(true);
+    expect(parseHubMessage({ type: 'thumbs', v: 1, lanes: [], interval_ms: 250 }).ok).toBe(true);
+    for (const bad of [{ lanes: [1, 1], interval_ms: 1000 }, { lanes: [-1], interval_ms: 1000 }, { lanes: [0], interval_ms: 100 }, { lanes: [0], interval_ms: 20_000 }, { lanes: Array.from({ length: 256 }, (_, i) => i), interval_ms: 1000 }]) {
+      expect(parseHubMessage({ type: 'thumbs', v: 1, ...bad }).ok).toBe(false);
+    }
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, jpeg: '/9j/4A==' }).ok).toBe(true);
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, idle: true }).ok).toBe(true);
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, jpeg: 'A'.repeat(262_148) }).ok).toBe(false);
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, jpeg: 'not base64!' }).ok).toBe(false);
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, idle: false }).ok).toBe(false);
+    expect(parseWorkerMessage({ type: 'thumb', v: 1, lane: 0, at: 1, extra: 1 }).ok).toBe(false);
+  });
+});
