@@ -27,7 +27,7 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('lane wall relayed betw
     b = await startTestHub({ ...backends.env, ...ENV });
     agent = await startSimAgent(b.url, 2, { token: 'worker-secret', heartbeatS: 0.3 });
     await waitFor('A sees B alive', async () => (await a.hub.registry.listHubs(Date.now(), 10)).some((h) => h.hub_id === b.hub.config.hubId && h.alive), 20_000);
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     wall?.close();
     await agent?.stop();

@@ -27,7 +27,7 @@ describe('lane wall relay (one hub, simulated lanes)', () => {
   beforeAll(async () => {
     h = await startTestHub(TOKENS);
     agent = await startSimAgent(h.url, 3, { token: 'worker-secret' });
-  });
+  }, 120_000); // an embedded hub's first start (PGlite) is slow on a loaded machine
   afterAll(async () => {
     for (const w of walls) w.close();
     await agent?.stop();
