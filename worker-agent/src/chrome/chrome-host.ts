@@ -78,6 +78,16 @@ export class ChromeHost {
     return { ...this.recycleCounts };
   }
 
+  /** A recycle is due or under way: new work waits for it. */
+  get draining(): boolean {
+    return this.openGate !== undefined;
+  }
+
+  /** Lanes holding the browser now (tests). */
+  get holding(): number {
+    return this.holders.size;
+  }
+
   get stopped(): boolean {
     return this.active.size === 0;
   }

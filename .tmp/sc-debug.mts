@@ -1,0 +1,14 @@
+import http from 'node:http';
+import { chromePool } from '/work/wt-shared-chrome/worker-agent/src/chrome/chrome-lane.ts';
+const server = http.createServer((req, res) => { console.log('req', req.url); res.writeHead(200, {'content-type':'text/html'}).end('<title>x</title>'); });
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${(server.address() as any).port}`;
+const log = { info: (o: object, m: string) => console.log('I', m, o), warn: (o: object, m: string) => console.log('W', m, o), error: (o: object, m: string) => console.log('E', m, o) };
+const pool = chromePool({ lanes: 2, chromePath: '/usr/bin/chromium', singleChrome: false, sharedChrome: true, log });
+await pool.start();
+console.log('started', pool.lanes.map((l) => [l.pid, l.proxy.port]));
+const t = Date.now();
+const out = await pool.lanes[0].runJob({ kind: 'fetch', spec: { url: `${base}/a` } }, { jobId: 'x', deadline: Date.now() + 20000, signal: AbortSignal.timeout(20000) });
+console.log(out, Date.now() - t);
+console.log(pool.lanes[0].proxy.contacted);
+await pool.stop(); server.close();

@@ -1,0 +1,14 @@
+import http from 'node:http';
+import { chromePool } from '/work/wt-shared-chrome/worker-agent/src/chrome/chrome-lane.ts';
+const held: http.ServerResponse[] = [];
+const server = http.createServer((req, res) => { console.log('req', req.url); if (req.url?.startsWith('/hold')) { held.push(res); if (held.length === 2) held.forEach((r) => r.end('ok')); return; } if (req.url?.startsWith('/mark')) return void res.writeHead(204).end(); res.writeHead(200, {'content-type':'text/html'}).end('<title>x</title>'); });
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${(server.address() as any).port}`;
+const log = { info: (o: object, m: string) => console.log('I', m, o), warn: (o: object, m: string) => console.log('W', m, o), error: (o: object, m: string) => console.log('E', m, o) };
+const pool = chromePool({ lanes: 2, chromePath: '/usr/bin/chromium', singleChrome: false, sharedChrome: process.argv[2] === 'shared', log });
+await pool.start();
+const t = Date.now();
+const job = (tag: string) => ({ kind: 'macro' as const, spec: { steps: [{ op: 'goto' as const, url: `${base}/plain` }, { op: 'eval' as const, expression: `fetch('/mark?${tag}').then(() => fetch('/hold?${tag}')).then((r) => r.text())`, name: 'held' }] } });
+const outs = await Promise.all([0, 1].map((i) => pool.lanes[i].runJob(job('p' + i), { jobId: 'x', deadline: Date.now() + 20000, signal: AbortSignal.timeout(20000) })));
+console.log(JSON.stringify(outs), Date.now() - t);
+await pool.stop(); server.close();
