@@ -126,6 +126,7 @@ async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: 
   const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...CHROME_ARGS] });
   ensurePeerInstalled();
   const child = spawn(process.execPath, [path.resolve(PEERS_DIR, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.on('error', () => {}); // a peer that died early is reported by next(), not by an EPIPE
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
