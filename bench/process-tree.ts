@@ -11,6 +11,7 @@ interface Proc {
   ppid: number;
   ticks: number; // utime + stime + cutime + cstime (reaped children's time lands in the parent)
   rssPages: number;
+  chrome: boolean;
 }
 
 function readProcs(): Map<number, Proc> {
@@ -24,7 +25,8 @@ function readProcs(): Map<number, Proc> {
       continue; // exited meanwhile
     }
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(Number(e), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]), rssPages: Number(f[21]) });
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    out.set(Number(e), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]), rssPages: Number(f[21]), chrome: /chrom/i.test(comm) });
   }
   return out;
 }
@@ -63,6 +65,10 @@ export interface TreeSample {
   processes: number;
   /** PSS per root pid's own subtree, for "where does the memory go". */
   byRoot: number[];
+  /** PSS of the Chrome processes (browser, renderers, GPU, utility) among them; the rest is Node. */
+  chromeMiB: number;
+  /** How many Chrome processes. */
+  chromeProcesses: number;
 }
 
 export function sampleTree(roots: readonly number[]): TreeSample {
@@ -72,6 +78,8 @@ export function sampleTree(roots: readonly number[]): TreeSample {
   let pss = 0;
   const byRoot: number[] = [];
   const counted = new Set<number>();
+  let chrome = 0;
+  let chromeProcesses = 0;
   for (const root of roots) {
     let mine = 0;
     for (const pid of treeOf([root], procs)) {
@@ -83,10 +91,14 @@ export function sampleTree(roots: readonly number[]): TreeSample {
       rss += p.rssPages * PAGE;
       pss += kb * 1024;
       mine += kb * 1024;
+      if (p.chrome) {
+        chrome += kb * 1024;
+        chromeProcesses++;
+      }
     }
     byRoot.push(mine / 2 ** 20);
   }
-  return { cpuMs: ticks * TICK_MS, rssMiB: rss / 2 ** 20, pssMiB: pss / 2 ** 20, processes: counted.size, byRoot };
+  return { cpuMs: ticks * TICK_MS, rssMiB: rss / 2 ** 20, pssMiB: pss / 2 ** 20, processes: counted.size, byRoot, chromeMiB: chrome / 2 ** 20, chromeProcesses };
 }
 
 /** Samples the trees every `everyMs` and keeps the peaks, until stop(). */
@@ -94,12 +106,16 @@ export function watchTree(roots: () => readonly number[], everyMs = 500) {
   let peakRss = 0;
   let peakPss = 0;
   let peakByRoot: number[] = [];
+  let peakChrome = 0;
+  let peakChromeProcesses = 0;
   const tick = () => {
     const s = sampleTree(roots());
     if (s.rssMiB > peakRss) peakRss = s.rssMiB;
     if (s.pssMiB > peakPss) {
       peakPss = s.pssMiB;
       peakByRoot = s.byRoot;
+      peakChrome = s.chromeMiB;
+      peakChromeProcesses = s.chromeProcesses;
     }
   };
   tick();
@@ -108,7 +124,8 @@ export function watchTree(roots: () => readonly number[], everyMs = 500) {
     stop() {
       clearInterval(timer);
       tick();
-      return { peakRssMiB: peakRss, peakPssMiB: peakPss, peakPssByRootMiB: peakByRoot };
+      /** At the PSS peak: per root, and the Chrome processes' share and count. */
+      return { peakRssMiB: peakRss, peakPssMiB: peakPss, peakPssByRootMiB: peakByRoot, chromePssMiB: peakChrome, chromeProcesses: peakChromeProcesses };
     },
   };
 }

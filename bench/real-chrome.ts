@@ -4,7 +4,9 @@
 //  - paprika: `paprika hub` (embedded defaults) and `paprika worker --lanes N` as processes, the
 //    SDK's run() over HTTP; every job in a fresh browser context (isolation is always on);
 //  - peer: puppeteer-cluster, CONCURRENCY_CONTEXT (a fresh context per job, one Chrome);
-//  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation).
+//  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation);
+//  - paprika-shared (`--shared-chrome`): Paprika with `paprika worker --shared-chrome`, the
+//    worker's lanes in one Chrome, each job still in a fresh context; printed as its own lines.
 // Each contender's process tree is measured: CPU ms per job, peak RSS sum and peak PSS sum.
 import { spawn, spawnSync } from 'node:child_process';
 import fs, { existsSync } from 'node:fs';
@@ -35,7 +37,8 @@ function ensurePeerInstalled(): void {
   if (r.status !== 0) throw new Error(`bench: npm install in ${PEERS_DIR} failed (exit ${r.status}); the real-browser peer needs puppeteer-cluster from the npm registry`);
 }
 
-type Contender = 'paprika' | 'cluster' | 'raw';
+type Contender = 'paprika' | 'paprika-shared' | 'cluster' | 'raw';
+const isPaprika = (c: Contender) => c === 'paprika' || c === 'paprika-shared';
 
 export interface RoundResult {
   contender: Contender;
@@ -47,6 +50,9 @@ export interface RoundResult {
   peakPssMiB: number;
   /** Paprika only: peak PSS of [hub, worker + its Chromes]. */
   pssByRootMiB?: number[];
+  /** At the PSS peak: the Chrome processes' PSS (the rest is Node) and how many there were. */
+  chromePssMiB: number;
+  chromeProcesses: number;
   failed: number;
 }
 
@@ -60,7 +66,7 @@ interface Workload {
 
 function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpuMs: number, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number): RoundResult {
   const s = summary(latencies);
-  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(contender === 'paprika' ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), failed };
+  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(isPaprika(contender) ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), chromePssMiB: mem.chromePssMiB, chromeProcesses: mem.chromeProcesses, failed };
 }
 
 /**
@@ -79,12 +85,12 @@ function nodeArgs(which: 'HUB' | 'WORKER'): string[] {
   return (process.env[`BENCH_${which}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
 }
 
-async function paprikaRound(w: Workload, chromePath: string, template: string): Promise<RoundResult> {
+async function paprikaRound(w: Workload, chromePath: string, template: string, shared: boolean): Promise<RoundResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-bench-hub-'));
   fs.cpSync(template, dataDir, { recursive: true });
   const port = await freePort();
   const hub = await spawnHub(port, { PAPRIKA_DATA_DIR: dataDir, PAPRIKA_LOG_LEVEL: 'warn' }, { readyTimeoutMs: 120_000, nodeArgs: nodeArgs('HUB') });
-  const worker = spawnWorker(['--hub', hub.url, '--lanes', String(w.lanes), '--lan-ip', '127.0.0.1', '--chrome', chromePath], { PAPRIKA_LOG_LEVEL: 'warn' }, nodeArgs('WORKER'));
+  const worker = spawnWorker(['--hub', hub.url, '--lanes', String(w.lanes), '--lan-ip', '127.0.0.1', '--chrome', chromePath, ...(shared ? ['--shared-chrome'] : [])], { PAPRIKA_LOG_LEVEL: 'warn' }, nodeArgs('WORKER'));
   const roots = [hub.child.pid!, worker.child.pid!];
   const mem = watchTree(() => roots);
   try {
@@ -107,7 +113,7 @@ async function paprikaRound(w: Workload, chromePath: string, template: string): 
     const cpu0 = sampleTree(roots).cpuMs;
     const ms = await closedLoop(w.jobs, w.lanes * 2, one);
     const cpu1 = sampleTree(roots).cpuMs;
-    return finish('paprika', ms, latencies, failed, cpu1 - cpu0, mem.stop(), w.jobs);
+    return finish(shared ? 'paprika-shared' : 'paprika', ms, latencies, failed, cpu1 - cpu0, mem.stop(), w.jobs);
   } finally {
     mem.stop();
     await worker.kill('SIGTERM');
@@ -120,6 +126,7 @@ async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: 
   const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...CHROME_ARGS] });
   ensurePeerInstalled();
   const child = spawn(process.execPath, [path.resolve(PEERS_DIR, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.on('error', () => {}); // a peer that died early is reported by next(), not by an EPIPE
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
@@ -147,14 +154,12 @@ async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: 
   }
 }
 
-const CONTENDERS: Contender[] = ['paprika', 'cluster', 'raw'];
-
 /** Best of each contender's rounds by jobs/s (noise only ever slows a round down). */
 function best(rounds: RoundResult[], c: Contender): RoundResult {
   return rounds.filter((r) => r.contender === c).reduce((a, b) => (b.jobsPerS > a.jobsPerS ? b : a));
 }
 
-export async function realChromeFigures(o: { lanes: number; jobs: number; rounds: number; log?: (s: string) => void }): Promise<Figure[]> {
+export async function realChromeFigures(o: { lanes: number[]; jobs: number; rounds: number; shared?: boolean; log?: (s: string) => void }): Promise<Figure[]> {
   const chromePath = findChrome({});
   if (!chromePath) {
     console.log('real chrome: skipped (no Chrome found)');
@@ -163,21 +168,23 @@ export async function realChromeFigures(o: { lanes: number; jobs: number; rounds
   const page = await serveBenchPage();
   const template = await hubDataTemplate();
   const out: Figure[] = [];
+  const CONTENDERS: Contender[] = ['paprika', ...(o.shared ? ['paprika-shared' as const] : []), 'cluster', 'raw'];
   try {
+    for (const lanes of o.lanes)
     for (const screenshot of [false, true]) {
-      const w: Workload = { url: page.url, screenshot, lanes: o.lanes, jobs: o.jobs, warmup: o.lanes * 2 };
+      const w: Workload = { url: page.url, screenshot, lanes, jobs: o.jobs, warmup: lanes * 2 };
       const rounds: RoundResult[] = [];
       for (let r = 0; r < o.rounds; r++) {
         // Alternate the order so no contender always runs first (or right after another's teardown).
         const order = CONTENDERS.map((_, i) => CONTENDERS[(i + r) % CONTENDERS.length]);
         for (const c of order) {
-          const res = c === 'paprika' ? await paprikaRound(w, chromePath, template) : await peerRound(c, w, chromePath);
-          o.log?.(`  ${screenshot ? 'fetch+screenshot' : 'fetch'} round ${r + 1} ${c}: ${res.jobsPerS.toFixed(2)} jobs/s, p50 ${res.p50.toFixed(0)} ms, p99 ${res.p99.toFixed(0)} ms, ${res.cpuMsPerJob.toFixed(0)} CPU ms/job, peak RSS ${res.peakRssMiB.toFixed(0)} MiB, PSS ${res.peakPssMiB.toFixed(0)} MiB${res.pssByRootMiB ? ` (hub ${res.pssByRootMiB[0].toFixed(0)}, worker+chrome ${res.pssByRootMiB[1].toFixed(0)})` : ''}${res.failed ? `, ${res.failed} failed` : ''}`);
+          const res = isPaprika(c) ? await paprikaRound(w, chromePath, template, c === 'paprika-shared') : await peerRound(c as 'cluster' | 'raw', w, chromePath);
+          o.log?.(`  N=${lanes} ${screenshot ? 'fetch+screenshot' : 'fetch'} round ${r + 1} ${c}: ${res.jobsPerS.toFixed(2)} jobs/s, p50 ${res.p50.toFixed(0)} ms, p99 ${res.p99.toFixed(0)} ms, ${res.cpuMsPerJob.toFixed(0)} CPU ms/job, peak RSS ${res.peakRssMiB.toFixed(0)} MiB, PSS ${res.peakPssMiB.toFixed(0)} MiB (${res.chromeProcesses} Chrome processes ${res.chromePssMiB.toFixed(0)}${res.pssByRootMiB ? `; hub ${res.pssByRootMiB[0].toFixed(0)}, worker+chrome ${res.pssByRootMiB[1].toFixed(0)}` : ''})${res.failed ? `, ${res.failed} failed` : ''}`);
           rounds.push(res);
         }
       }
-      const [p, c, raw] = CONTENDERS.map((k) => best(rounds, k));
-      const name = `real chrome ${screenshot ? 'fetch+screenshot' : 'fetch'} (N=${o.lanes})`;
+      const [p, c, raw] = (['paprika', 'cluster', 'raw'] as const).map((k) => best(rounds, k));
+      const name = `real chrome ${screenshot ? 'fetch+screenshot' : 'fetch'} (N=${lanes})`;
       const extra = { page_bytes: page.bytes, jobs: o.jobs, rounds };
       out.push(
         { name, unit: 'jobs/s', paprika: p.jobsPerS, peer: c.jobsPerS, peerName: 'puppeteer-cluster CONCURRENCY_CONTEXT', higherIsBetter: true, extra },
@@ -185,8 +192,15 @@ export async function realChromeFigures(o: { lanes: number; jobs: number; rounds
         { name: `${name} p50`, unit: 'ms', paprika: p.p50, peer: c.p50, peerName: 'puppeteer-cluster', higherIsBetter: false },
         { name: `${name} p99`, unit: 'ms', paprika: p.p99, peer: c.p99, peerName: 'puppeteer-cluster', higherIsBetter: false },
         { name: `${name} CPU per job`, unit: 'ms', paprika: p.cpuMsPerJob, peer: c.cpuMsPerJob, peerName: 'puppeteer-cluster', higherIsBetter: false },
-        { name: `${name} peak PSS of the process tree`, unit: 'MiB', paprika: p.peakPssMiB, peer: c.peakPssMiB, peerName: 'puppeteer-cluster', higherIsBetter: false, extra: { paprika_rss_sum_mib: p.peakRssMiB, peer_rss_sum_mib: c.peakRssMiB, raw_pss_mib: raw.peakPssMiB, paprika_hub_worker_pss_mib: p.pssByRootMiB } },
+        { name: `${name} peak PSS of the process tree`, unit: 'MiB', paprika: p.peakPssMiB, peer: c.peakPssMiB, peerName: 'puppeteer-cluster', higherIsBetter: false, extra: { paprika_rss_sum_mib: p.peakRssMiB, peer_rss_sum_mib: c.peakRssMiB, raw_pss_mib: raw.peakPssMiB, paprika_hub_worker_pss_mib: p.pssByRootMiB, paprika_chrome_pss_mib: p.chromePssMiB, peer_chrome_pss_mib: c.chromePssMiB } },
       );
+      if (o.shared) {
+        const s = best(rounds, 'paprika-shared');
+        out.push(
+          { name: `${name} shared Chrome`, unit: 'jobs/s', paprika: s.jobsPerS, peer: c.jobsPerS, peerName: 'puppeteer-cluster CONCURRENCY_CONTEXT', higherIsBetter: true },
+          { name: `${name} shared Chrome peak PSS of the process tree`, unit: 'MiB', paprika: s.peakPssMiB, peer: c.peakPssMiB, peerName: 'puppeteer-cluster', higherIsBetter: false, extra: { paprika_hub_worker_pss_mib: s.pssByRootMiB, paprika_chrome_pss_mib: s.chromePssMiB, per_lane_chrome_pss_mib: p.peakPssMiB } },
+        );
+      }
     }
   } finally {
     await page.close();

@@ -26,7 +26,7 @@ const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 
 const SLOW: ReadonlySet<string> = new Set(['wall']);
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, lanes: { type: 'string', multiple: true }, 'shared-chrome': { type: 'boolean' } } });
   const quick = Boolean(values.quick);
   // --quick leaves out what takes over a minute even when short (ask for it with --only).
   const only = new Set(values.only ?? BENCHES.filter((b) => !(quick && SLOW.has(b))));
@@ -39,7 +39,13 @@ export async function main(argv: string[]): Promise<void> {
     figures.push(...fs_);
   };
 
-  if (only.has('chrome')) say(await realChromeFigures({ lanes: 2, jobs: quick ? 16 : 80, rounds: quick ? 1 : 3, log: (s) => console.log(s) }));
+  // `--lanes N` (repeatable) sets the real-browser N (default 2); `--shared-chrome` adds Paprika with one shared Chrome.
+  const lanes = (values.lanes ?? ['2']).map((v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`--lanes expects a whole number from 1 to 16, got ${v}`);
+    return n;
+  });
+  if (only.has('chrome')) say(await realChromeFigures({ lanes, jobs: quick ? 16 : 80, rounds: quick ? 1 : 3, shared: Boolean(values['shared-chrome']), log: (s) => console.log(s) }));
   if (only.has('completion')) say(await completionFigures({ jobs: quick ? 10 : 40 }));
   let dispatchRate: number | undefined;
   if (only.has('dispatch')) {

@@ -42,7 +42,11 @@ async function openStream(url: string, headers: Record<string, string> = {}): Pr
   return { ws, messages, next };
 }
 
-describe.skipIf(!haveChrome && process.env.CI !== 'true')('live view on real Chromium', () => {
+// Each lane's view shows its own page, whether the lanes have a Chrome each or share one.
+describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
+  { mode: 'a Chrome per lane', sharedChrome: false },
+  { mode: 'one shared Chrome', sharedChrome: true },
+])('live view on real Chromium ($mode)', ({ sharedChrome }) => {
   let pages: http.Server;
   let pageUrl: string;
   let view: LiveView;
@@ -77,7 +81,7 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true')('live view on real Chr
     let lanes: readonly ChromeLane[] = [];
     keys.set('w01', key);
     view = await startLiveView({ host: '127.0.0.1', port: 0, lanes: () => lanes, keys, now: () => now });
-    pool = chromePool({ lanes: 2, chromePath: CHROMIUM, singleChrome: false, viewBase: view.baseUrl });
+    pool = chromePool({ lanes: 2, chromePath: CHROMIUM, singleChrome: false, sharedChrome, viewBase: view.baseUrl });
     lanes = pool.lanes;
     await pool.start();
   });

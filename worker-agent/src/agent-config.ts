@@ -3,7 +3,7 @@
 // DATABASE_URL, a bind address, a URL rule) can stop it. The parsing rules are the ones the hub
 // uses for the variables both read (paprika/wire's env helpers).
 import path from 'node:path';
-import { ConfigError, countVar, logLevelVar, MAX_FRAME_BYTES, numberVar, secondsVar, stringVar, type Env } from 'paprika/wire';
+import { ConfigError, countVar, flagVar, logLevelVar, MAX_FRAME_BYTES, numberVar, secondsVar, stringVar, type Env } from 'paprika/wire';
 
 export { ConfigError } from 'paprika/wire';
 
@@ -12,6 +12,8 @@ export interface AgentConfig {
   readonly laneRecycleJobs: number;
   /** PAPRIKA_LANE_MAX_RSS_MB: … or once its process tree's RSS passes this. */
   readonly laneMaxRssMb: number;
+  /** PAPRIKA_SHARED_CHROME: the lanes share one Chrome (as `--shared-chrome`). */
+  readonly sharedChrome: boolean;
   /** PAPRIKA_LOG_LEVEL. */
   readonly logLevel: string;
   /** PAPRIKA_CHROME_PATH: the Chrome to run when --chrome is not given. */
@@ -39,6 +41,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
   return Object.freeze({
     laneRecycleJobs: countVar(env, 'PAPRIKA_LANE_RECYCLE_JOBS', 100),
     laneMaxRssMb: countVar(env, 'PAPRIKA_LANE_MAX_RSS_MB', 1024),
+    sharedChrome: flagVar(env, 'PAPRIKA_SHARED_CHROME'),
     logLevel: logLevelVar(env, 'PAPRIKA_LOG_LEVEL'),
     chromePath: stringVar(env, 'PAPRIKA_CHROME_PATH'),
     dataDir: path.resolve(stringVar(env, 'PAPRIKA_DATA_DIR') ?? './.paprika'),

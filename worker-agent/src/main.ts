@@ -12,9 +12,12 @@ import { validViewBind } from './live-view/view-bind.ts';
 
 export class UsageError extends Error {}
 
-export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
+export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome | --shared-chrome] [--chrome PATH]
                       [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T] [--novnc-base URL]
                       [--worker-id ID] [--data-dir DIR] [--view-bind ADDR]
+  --shared-chrome    the lanes share one Chrome (each job still in a fresh browser context):
+                     less memory per lane, but a Chrome crash or hang fails every lane's running
+                     job, not one (also PAPRIKA_SHARED_CHROME=1)
   --view-bind ADDR   where the lane live view listens (default: --lan-ip if this host owns it,
                      else 127.0.0.1); 0.0.0.0 or :: listens on every interface`;
 
@@ -22,6 +25,8 @@ export interface WorkerFlags {
   hub: string;
   lanes: number;
   singleChrome: boolean;
+  /** `--shared-chrome`; PAPRIKA_SHARED_CHROME=1 turns it on too (buildPool). */
+  sharedChrome?: boolean;
   chrome?: string;
   simulateLanes?: number;
   /** Simulated lanes also fetch http://sim.invalid/ (fault runs: results too large, unstorable text). */
@@ -52,6 +57,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
         hub: { type: 'string' },
         lanes: { type: 'string' },
         'single-chrome': { type: 'boolean' },
+        'shared-chrome': { type: 'boolean' },
         chrome: { type: 'string' },
         'simulate-lanes': { type: 'string' },
         'simulate-site': { type: 'boolean' },
@@ -80,9 +86,10 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   const viewBind = values['view-bind'];
   if (viewBind !== undefined && !validViewBind(viewBind)) throw new UsageError(`--view-bind expects an IP address (e.g. 10.0.0.5, or 0.0.0.0 for every interface), got ${JSON.stringify(viewBind)}`);
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');
+  if (values['shared-chrome'] && (values['single-chrome'] || simulateLanes)) throw new UsageError('--shared-chrome excludes --single-chrome and --simulate-lanes');
   const workerId = values['worker-id'];
   if (workerId !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(workerId)) throw new UsageError(`--worker-id expects letters, digits, _ or - (at most 100), got ${JSON.stringify(workerId)}`);
-  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), chrome: values.chrome, simulateLanes, simulateSite: Boolean(values['simulate-site']), lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
+  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), sharedChrome: Boolean(values['shared-chrome']), chrome: values.chrome, simulateLanes, simulateSite: Boolean(values['simulate-site']), lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
 }
 
 export function detectLanIp(): string {
@@ -100,6 +107,7 @@ export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | 
   const built = await startChromePool({
     lanes: flags.lanes,
     singleChrome: flags.singleChrome,
+    sharedChrome: Boolean(flags.sharedChrome) || agentConfig.sharedChrome,
     chromePath: flags.chrome ?? chromePathFromEnv,
     lanIp: flags.lanIp,
     novncBase: flags.novncBase,

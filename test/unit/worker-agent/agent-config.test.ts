@@ -24,7 +24,7 @@ describe('loadAgentConfig', () => {
 
   it("has the hub's defaults for the variables both read, and checks them the same way", () => {
     const c = loadAgentConfig({});
-    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'maxResultBytes', 'workerToken']);
+    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'maxResultBytes', 'sharedChrome', 'workerToken']);
     expect(c).toMatchObject({ logLevel: 'info', chromePath: undefined, workerToken: undefined, heartbeatS: 15, diskMaxPct: 90 });
     expect(c.dataDir).toBe(path.resolve('.paprika'));
     expect(Object.isFrozen(c)).toBe(true);

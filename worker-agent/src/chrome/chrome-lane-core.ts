@@ -1,14 +1,15 @@
-// The browser half of a Chrome lane: keep one healthy Chrome, notice when it dies or hangs,
-// relaunch it, and run a piece of work raced against the job's signal and the browser's death.
-// Every piece of work gets a browser context of its own (cookies, storage, cache, service
-// workers, permissions go with it), and the Chrome is recycled between pieces of work after
-// PAPRIKA_LANE_RECYCLE_JOBS of them or when its memory passes PAPRIKA_LANE_MAX_RSS_MB.
+// The browser half of a Chrome lane: run a piece of work on a healthy Chrome (its ChromeHost
+// keeps it running, relaunches it and recycles it), raced against the job's signal and the
+// browser's death, with a watchdog for a hung browser. Every piece of work gets a browser
+// context of its own (cookies, storage, cache, service workers, permissions go with it). The
+// Chrome is the lane's own by default, or shared by all lanes of the worker (`--shared-chrome`):
+// then each context sends its traffic through its lane's egress proxy (`proxyServer`).
 import type { BrowserContext, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
 import { type LaneRecycles, ownAddressRules } from 'paprika/wire';
 import { EgressGuard } from '../egress/egress-guard.ts';
 import { DENIED_HEADER, EgressProxy } from '../egress/egress-proxy.ts';
-import { endChrome, killChromeNow, launchChrome, type RunningChrome } from './chrome-process.ts';
-import { processTreeMemoryBytes } from './process-tree-memory.ts';
+import { answersInTime, ChromeHost, type HostUser } from './chrome-host.ts';
+import type { RunningChrome } from './chrome-process.ts';
 import { ChromeCrashed, isConnectionLoss, messageOf, UrlDenied, WorkAborted } from './lane-errors.ts';
 
 export interface LaneLog {
@@ -31,6 +32,11 @@ export interface ChromeLaneOptions {
   /** Recycle the Chrome after this many jobs/sessions (default 100) or past this RSS (default 1024 MiB). */
   recycleJobs?: number;
   maxRssMb?: number;
+  /**
+   * A Chrome shared with other lanes (`--shared-chrome`); its recycle limits were set when it was
+   * made. Without one the lane makes its own, behind its own proxy.
+   */
+  sharedHost?: ChromeHost;
 }
 
 /** A piece of work's own browser context and its first page. */
@@ -42,22 +48,21 @@ export interface WorkContext {
 
 /** How long a puppeteer "target closed" error waits for the disconnect that explains it. */
 const CRASH_SETTLE_MS = 500;
-const silentLog: LaneLog = { info() {}, warn() {}, error() {} };
-/** How often a lane's browser memory is read at most (PAPRIKA_LANE_MAX_RSS_MB is checked this often). */
-const MEASURE_EVERY_MS = 5000;
+export const silentLog: LaneLog = { info() {}, warn() {}, error() {} };
 /** A context that will not close in this long means a hung browser. */
 const CONTEXT_CLOSE_MS = 5000;
 
 type Work<T> = (chrome: RunningChrome, watchPage: (page: Page) => void) => Promise<T>;
 
-export abstract class ChromeLaneCore {
+export abstract class ChromeLaneCore implements HostUser {
   readonly index: number;
   readonly viewUrl: string | null;
   protected readonly log: LaneLog;
   private readonly hangTimeoutMs: number;
   private readonly watchdogIntervalMs: number;
-  private chrome: RunningChrome | undefined;
-  private starting: Promise<RunningChrome> | undefined;
+  private readonly host: ChromeHost;
+  /** Shared browser: this lane's contexts name its proxy themselves (the browser's flag names another lane's). */
+  private readonly proxyPerContext: boolean;
   private stopped = false;
   private readonly crashListeners = new Set<(reason: string) => void>();
   private readonly crashedPages = new WeakSet<Page>();
@@ -65,17 +70,7 @@ export abstract class ChromeLaneCore {
   private readonly pageListeners = new Set<(page: Page | null) => void>();
   readonly egress: EgressGuard;
   readonly proxy: EgressProxy;
-  private readonly recycleJobs: number;
-  private readonly maxRssBytes: number;
-  /** Browsers let go of on purpose (recycled): their exit is no crash. */
-  private readonly retired = new WeakSet<RunningChrome>();
-  private workOnChrome = 0;
-  /** Set by a background memory reading: the Chrome it read is recycled at the next step between jobs. */
-  private rssDue: { chrome: RunningChrome; mb: number } | undefined;
-  /** The last memory reading: which browser, when. */
-  private measured: { chrome: RunningChrome; at: number } | undefined;
-  private readonly recycleCounts: LaneRecycles = { jobs: 0, rss: 0, crash: 0 };
-  /** The between-work step (recycle, or prepare the next context): the next work waits for it. */
+  /** The between-work step (wait for a recycle, prepare the next context). */
   private between: Promise<void> = Promise.resolve();
   /** A context (with a blank page) made ahead of time on an idle lane, for the next work. */
   private spare: Promise<WorkContext | undefined> | undefined;
@@ -88,8 +83,10 @@ export abstract class ChromeLaneCore {
     this.watchdogIntervalMs = o.watchdogIntervalMs ?? Math.min(5000, this.hangTimeoutMs);
     this.egress = o.egress ?? new EgressGuard();
     this.proxy = new EgressProxy(this.egress);
-    this.recycleJobs = o.recycleJobs ?? 100;
-    this.maxRssBytes = (o.maxRssMb ?? 1024) * 1024 * 1024;
+    this.proxyPerContext = o.sharedHost !== undefined;
+    this.host =
+      o.sharedHost ??
+      new ChromeHost({ chromePath: o.chromePath, proxyPort: () => this.proxy.port, lanes: 1, hangTimeoutMs: this.hangTimeoutMs, recycleJobs: o.recycleJobs ?? 100, maxRssMb: o.maxRssMb ?? 1024, log: this.log });
   }
 
   /** A CDP client's browser: the same Chrome binary, behind this lane's egress proxy. */
@@ -97,14 +94,19 @@ export abstract class ChromeLaneCore {
     return { chromePath: this.o.chromePath, proxyPort: this.proxy.port || undefined };
   }
 
-  /** Chrome restarts of this lane by reason, since it was made. */
+  /** Restarts of this lane's Chrome by reason, since it was made (a shared Chrome's: every lane reports the same). */
   get recycles(): LaneRecycles {
-    return { ...this.recycleCounts };
+    return this.host.recycles;
+  }
+
+  /** The browser this lane runs on (undefined while it is being relaunched). Tests kill it. */
+  get browserHost(): ChromeHost {
+    return this.host;
   }
 
   /** The current browser process (undefined while it is being relaunched). Tests kill it. */
   get pid(): number | undefined {
-    return this.chrome?.pid;
+    return this.host.pid;
   }
 
   async start(): Promise<void> {
@@ -113,15 +115,12 @@ export abstract class ChromeLaneCore {
       // A page must not reach the proxy itself (it would loop through it).
       this.egress.addOwn(ownAddressRules('127.0.0.1', await this.proxy.start()));
     }
-    await this.launched();
+    await this.host.start(this);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.showPage(null);
-    const chrome = this.chrome;
-    this.chrome = undefined;
-    await this.starting?.catch(() => {}); // a launch in progress ends its own browser once it sees `stopped`
     await this.between.catch(() => {});
     // A context still being made ahead of time would race the browser's shutdown: let it settle first.
     const spare = this.spare;
@@ -129,7 +128,7 @@ export abstract class ChromeLaneCore {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([spare, new Promise((r) => (timer = setTimeout(r, 2000)))]);
     clearTimeout(timer);
-    if (chrome) await endChrome(chrome);
+    await this.host.stop(this);
     await this.proxy.stop();
     this.proxy.port = 0;
   }
@@ -151,73 +150,23 @@ export abstract class ChromeLaneCore {
     for (const listener of this.pageListeners) listener(page);
   }
 
-  // ---- the browser's lifetime ---------------------------------------------------------------
+  // ---- the browser's lifetime (the host's) -------------------------------------------------
 
-  private launched(): Promise<RunningChrome> {
-    if (this.stopped) return Promise.reject(new Error(`lane ${this.index} is stopped`));
-    if (this.chrome) return Promise.resolve(this.chrome);
-    this.starting ??= this.launch().finally(() => (this.starting = undefined));
-    return this.starting;
-  }
-
-  private async launch(): Promise<RunningChrome> {
-    let chrome: RunningChrome;
-    try {
-      chrome = await launchChrome(this.o.chromePath, { proxyPort: this.proxy.port || undefined });
-    } catch (err) {
-      throw new Error(`chrome failed to start: ${messageOf(err)}`);
-    }
-    if (this.stopped) {
-      await endChrome(chrome);
-      throw new Error(`lane ${this.index} is stopped`);
-    }
-    this.chrome = chrome;
-    this.workOnChrome = 0;
-    void chrome.gone.then((reason) => this.onChromeGone(chrome, reason));
-    this.log.info({ lane: this.index, pid: chrome.pid }, 'chrome started');
-    return chrome;
-  }
-
-  private onChromeGone(chrome: RunningChrome, reason: string): void {
-    if (this.retired.has(chrome)) return; // recycled between jobs: nothing was running on it
+  /** The host's browser died under this lane (not a recycle): running work fails as a crash. */
+  browserGone(reason: string): void {
     for (const listener of this.crashListeners) listener(reason);
-    if (this.chrome !== chrome) return; // stop() let go of it on purpose
-    this.chrome = undefined;
-    this.showPage(null);
-    void endChrome(chrome, 1000); // reap its helpers and remove its profile
     if (this.stopped) return;
+    this.showPage(null);
     this.spare = undefined;
-    this.recycleCounts.crash++;
-    this.log.warn({ lane: this.index, pid: chrome.pid, reason }, 'chrome went away; relaunching');
-    // Relaunch now, not on the next job, so the lane is ready when work arrives.
-    void this.launched().catch((err: unknown) => this.log.error({ lane: this.index, err: messageOf(err) }, 'chrome relaunch failed; the next job retries'));
-  }
-
-  /** The running browser, after proving it still answers; a hung one is killed and replaced first. */
-  private async healthyChrome(): Promise<RunningChrome> {
-    await this.between;
-    const chrome = await this.launched();
-    if (await this.answersInTime(chrome.browser.version())) return chrome;
-    this.killHung(chrome);
-    await chrome.gone;
-    return this.launched();
   }
 
   private killHung(chrome: RunningChrome): void {
-    this.log.warn({ lane: this.index, pid: chrome.pid }, 'chrome hung; killing it');
-    killChromeNow(chrome, `hung (no answer to a CDP call within ${this.hangTimeoutMs / 1000} s), killed and relaunched`);
+    this.host.killHung(chrome);
   }
 
-  /** false only when the call neither answered nor failed in time: a failure is not a hang. */
-  private answersInTime(call: Promise<unknown>, ms = this.hangTimeoutMs): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    return Promise.race([
-      call.then(
-        () => true,
-        () => true,
-      ),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-    ]).finally(() => clearTimeout(timer));
+  /** Wait for a due recycle, then hold the browser for a job or a session (until releaseBrowser). */
+  protected holdBrowser(kind: 'job' | 'session'): Promise<void> {
+    return this.host.hold(this, kind);
   }
 
   /** While work runs, ask Chrome every few seconds whether it still answers. */
@@ -226,9 +175,9 @@ export abstract class ChromeLaneCore {
     const timer = setInterval(() => {
       if (asking) return;
       asking = true;
-      void this.answersInTime(chrome.browser.version()).then((ok) => {
+      void answersInTime(chrome.browser.version(), this.hangTimeoutMs).then((ok) => {
         asking = false;
-        if (!ok && this.chrome === chrome) this.killHung(chrome);
+        if (!ok) this.killHung(chrome);
       });
     }, this.watchdogIntervalMs);
     return () => clearInterval(timer);
@@ -243,7 +192,7 @@ export abstract class ChromeLaneCore {
    */
   protected async guarded<T>(signal: AbortSignal, work: Work<T>): Promise<T> {
     if (signal.aborted) throw new WorkAborted(signal.reason);
-    const chrome = await this.healthyChrome();
+    const chrome = await this.host.healthy();
     if (signal.aborted) throw new WorkAborted(signal.reason); // canceled while Chrome was (re)starting
     const stopWatchdog = this.watchdog(chrome);
     const cleanups: Array<() => void> = [stopWatchdog];
@@ -303,99 +252,62 @@ export abstract class ChromeLaneCore {
     this.spare = undefined;
     const fresh = spare && spare.chrome === chrome && this.isUsable(spare.page, chrome) ? spare : undefined;
     if (spare && !fresh) void spare.context.close().catch(() => {});
-    // The next one is made after this work ends (afterWork), not now: made alongside a running
+    // The next one is made after this work ends (releaseBrowser), not now: made alongside a running
     // job, its renderer start slowed the job on two cores (bench: 511 ms vs 101 ms p50).
-    return fresh ?? makeContext(chrome);
+    return fresh ?? this.makeContext(chrome);
   }
 
   /** Resolves once the lane has finished its between-jobs step and its next context is made (bench, tests). */
   async idle(): Promise<void> {
     await this.between;
+    await this.host.settled();
     await this.spare;
   }
 
   private prepareSpare(chrome: RunningChrome): void {
     if (this.spare || this.stopped) return;
-    const spare = makeContext(chrome).catch(() => undefined);
+    const spare = this.makeContext(chrome).catch(() => undefined);
     this.spare = spare;
   }
 
-  private discardSpare(): void {
-    const spare = this.spare;
-    this.spare = undefined;
-    void spare?.then((s) => s?.context.close().catch(() => {}));
+  private async makeContext(chrome: RunningChrome): Promise<WorkContext> {
+    // `<-loopback>`: loopback goes through the proxy too (Chrome bypasses it for loopback by default).
+    const context = await chrome.browser.createBrowserContext(this.proxyPerContext ? { proxyServer: `http://127.0.0.1:${this.proxy.port}`, proxyBypassList: ['<-loopback>'] } : {});
+    try {
+      return { chrome, context, page: await context.newPage() };
+    } catch (err) {
+      void context.close().catch(() => {});
+      throw err;
+    }
   }
 
   /** Close a context and everything in it; one that will not close in time means a hung browser. */
   protected async closeWorkContext(ctx: WorkContext): Promise<void> {
-    if (!ctx.chrome.browser.connected || ctx.chrome !== this.chrome) return;
+    if (!ctx.chrome.browser.connected || ctx.chrome !== this.host.current) return;
     const closed = ctx.context.close().catch(() => {});
-    if (!(await this.answersInTime(closed, CONTEXT_CLOSE_MS))) this.killHung(ctx.chrome);
+    if (!(await answersInTime(closed, CONTEXT_CLOSE_MS))) this.killHung(ctx.chrome);
   }
 
   /**
-   * After a job or session used the browser: recycle it if it has served its count or grown
-   * past the memory limit, else make the next context ahead of time. Runs while the lane is
-   * idle; the next work waits for it (healthyChrome), so a recycle never happens mid-job.
+   * The job or session is over (`used`: it used the browser, which counts towards recycling).
+   * The host recycles the browser now if it is due; then the lane makes its next context ahead
+   * of time, while it is idle.
    */
-  protected afterWork(): void {
-    this.workOnChrome++;
-    this.between = this.between.then(() => this.recycleOrPrepare()).catch((err: unknown) => this.log.warn({ lane: this.index, err: messageOf(err) }, 'between-jobs step failed'));
+  protected releaseBrowser(used: boolean): void {
+    this.host.release(this, used);
+    this.between = this.between
+      .then(() => this.host.settled())
+      .then(() => {
+        const chrome = this.host.current;
+        if (chrome && !this.stopped) this.prepareSpare(chrome);
+      })
+      .catch((err: unknown) => this.log.warn({ lane: this.index, err: messageOf(err) }, 'between-jobs step failed'));
   }
-
-  private async recycleOrPrepare(): Promise<void> {
-    const chrome = this.chrome;
-    if (!chrome || this.stopped) return;
-    const reason = this.workOnChrome >= this.recycleJobs ? 'jobs' : this.rssDue?.chrome === chrome ? 'rss' : undefined;
-    if (!reason) {
-      this.prepareSpare(chrome);
-      // Reading /proc takes a while on a busy host: measure in the background, never in the next job's way.
-      void this.measure(chrome);
-      return;
-    }
-    this.recycleCounts[reason]++;
-    this.log.info({ lane: this.index, pid: chrome.pid, reason, jobs: this.workOnChrome, rss_mb: this.rssDue?.mb }, 'recycling chrome');
-    this.rssDue = undefined;
-    this.retired.add(chrome);
-    this.chrome = undefined;
-    this.discardSpare();
-    this.showPage(null);
-    await endChrome(chrome, 2000);
-    if (!this.stopped) await this.launched();
-  }
-
-  private async measure(chrome: RunningChrome): Promise<void> {
-    if (chrome.pid === undefined) return;
-    // A reading walks all of /proc (the host's processes, not only Chrome's): under the real-browser
-    // benchmark one after every job was a fifth of the agent's CPU. A browser is read after its
-    // first piece of work, then at most every MEASURE_EVERY_MS.
-    const now = Date.now();
-    if (this.measured?.chrome === chrome && now - this.measured.at < MEASURE_EVERY_MS) return;
-    this.measured = { chrome, at: now };
-    const rss = await processTreeMemoryBytes(chrome.pid).catch(() => undefined);
-    if (rss === undefined || rss <= this.maxRssBytes || this.chrome !== chrome) return;
-    this.rssDue = { chrome, mb: Math.round(rss / 2 ** 20) };
-    // Still idle: recycle now rather than at the end of the next job.
-    if (!this.busyWithWork()) this.between = this.between.then(() => this.recycleOrPrepare()).catch(() => {});
-  }
-
-  /** Whether a job or session holds the lane (the subclass knows). */
-  protected abstract busyWithWork(): boolean;
 
   /** Close a page; one that will not close in time means a hung browser, which is killed. */
   protected async closePage(page: Page): Promise<void> {
-    const chrome = this.chrome;
+    const chrome = this.host.current;
     if (page.isClosed() || !chrome || page.browser() !== chrome.browser) return;
-    if (!(await this.answersInTime(page.close()))) this.killHung(chrome);
-  }
-}
-
-async function makeContext(chrome: RunningChrome): Promise<WorkContext> {
-  const context = await chrome.browser.createBrowserContext();
-  try {
-    return { chrome, context, page: await context.newPage() };
-  } catch (err) {
-    void context.close().catch(() => {});
-    throw err;
+    if (!(await answersInTime(page.close(), this.hangTimeoutMs))) this.killHung(chrome);
   }
 }

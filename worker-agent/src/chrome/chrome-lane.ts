@@ -14,7 +14,8 @@ import { pngAsset, type PageWork, type RunnerOutput } from '../runners/page-job.
 import { runSessionCommand } from '../runners/session-command.ts';
 import { runSleep } from '../runners/sleep-runner.ts';
 import { EgressGuard } from '../egress/egress-guard.ts';
-import { ChromeLaneCore, type ChromeLaneOptions, type WorkContext } from './chrome-lane-core.ts';
+import { ChromeHost } from './chrome-host.ts';
+import { ChromeLaneCore, silentLog, type ChromeLaneOptions, type WorkContext } from './chrome-lane-core.ts';
 import type { RunningChrome } from './chrome-process.ts';
 import { ChromeCrashed, messageOf, UrlDenied, WorkAborted } from './lane-errors.ts';
 
@@ -34,14 +35,11 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     super(o);
   }
 
-  protected busyWithWork(): boolean {
-    return this.busy !== undefined;
-  }
-
   async runJob(job: RunnableJob, ctx: JobContext): Promise<JobOutcome> {
     if (this.busy) return { status: 'failed', error: `lane ${this.index} is busy with a ${this.busy}` };
     if (ctx.signal.aborted) return abortedOutcome(new WorkAborted(ctx.signal.reason));
     this.busy = 'job';
+    await this.holdBrowser('job');
     let step: number | undefined;
     try {
       const out = await this.guarded(ctx.signal, async (chrome, watchPage) => {
@@ -63,7 +61,7 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
       this.showPage(null);
       if (work) await this.closeWorkContext(work);
       this.busy = undefined;
-      if (work) this.afterWork();
+      this.releaseBrowser(work !== undefined);
     }
   }
 
@@ -97,11 +95,13 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     if (this.busy) throw new Error(`lane ${this.index} is busy with a ${this.busy}`);
     this.busy = 'session';
     this.sessionId = sessionId;
+    await this.holdBrowser('session');
     try {
       await this.sessionPageReady(AbortSignal.timeout(SESSION_OPEN_MS));
     } catch (err) {
       this.busy = undefined;
       this.sessionId = undefined;
+      this.releaseBrowser(false);
       throw new Error(`could not open a page for the session: ${messageOf(err)}`);
     }
   }
@@ -136,7 +136,7 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
     this.showPage(null);
     if (work) await this.closeWorkContext(work);
     if (this.busy === 'session') this.busy = undefined;
-    this.afterWork(); // a session counts like a job towards recycling, used or not
+    this.releaseBrowser(true); // a session counts like a job towards recycling, used or not
   }
 
   /** The wall's thumbnail: a small screencast of whatever page the lane shows (idle between jobs). */
@@ -191,6 +191,12 @@ export interface ChromePoolOptions {
   egress?: EgressGuard;
   recycleJobs?: number;
   maxRssMb?: number;
+  /**
+   * `--shared-chrome`: the lanes share one Chrome, each job still in a fresh context of its own
+   * (behind its lane's proxy). Recycle limits apply to it per lane: after lanes × recycleJobs
+   * jobs, or past lanes × maxRssMb.
+   */
+  sharedChrome?: boolean;
 }
 
 export function laneViewUrl(index: number, o: Pick<ChromePoolOptions, 'viewBase' | 'novncBase'>): string | null {
@@ -207,7 +213,12 @@ export interface ChromePool extends LanePool {
 export function chromePool(o: ChromePoolOptions): ChromePool {
   const count = o.singleChrome ? 1 : o.lanes;
   const egress = o.egress ?? new EgressGuard();
-  const lanes = Array.from({ length: count }, (_, index) => new ChromeLane({ index, chromePath: o.chromePath, viewUrl: laneViewUrl(index, o), hangTimeoutMs: o.hangTimeoutMs, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb }));
+  let lanes: ChromeLane[] = [];
+  // The browser-wide `--proxy-server` names the proxy of a lane already started (a lane starts
+  // its proxy before the browser); each job's context names its own lane's proxy anyway.
+  const sharedHost = o.sharedChrome && count > 1 ? new ChromeHost({ chromePath: o.chromePath, proxyPort: () => lanes.find((l) => l.proxy.port)?.proxy.port, lanes: count, hangTimeoutMs: o.hangTimeoutMs ?? 15_000, recycleJobs: o.recycleJobs ?? 100, maxRssMb: o.maxRssMb ?? 1024, log: o.log ?? silentLog }) : undefined;
+  lanes = Array.from({ length: count }, (_, index) => new ChromeLane({ index, chromePath: o.chromePath, viewUrl: laneViewUrl(index, o), hangTimeoutMs: o.hangTimeoutMs, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb, sharedHost }));
+  const hosts = [...new Set(lanes.map((l) => l.browserHost))];
   return {
     lanes,
     singleChrome: o.singleChrome,
@@ -216,7 +227,7 @@ export function chromePool(o: ChromePoolOptions): ChromePool {
     egress,
     recycles() {
       const sum = { jobs: 0, rss: 0, crash: 0 };
-      for (const l of lanes) for (const [k, v] of Object.entries(l.recycles)) sum[k as keyof typeof sum] += v;
+      for (const h of hosts) for (const [k, v] of Object.entries(h.recycles)) sum[k as keyof typeof sum] += v;
       return sum;
     },
     async start() {

@@ -14,6 +14,8 @@ import { CHROME_HELP, findChrome } from './find-chrome.ts';
 export interface StartChromePoolOptions {
   lanes: number;
   singleChrome: boolean;
+  /** `--shared-chrome` / PAPRIKA_SHARED_CHROME: the lanes share one Chrome. */
+  sharedChrome?: boolean;
   /** `--chrome PATH`, else PAPRIKA_CHROME_PATH (the caller resolves that order). */
   chromePath?: string;
   /** The worker's LAN address: the live view listens there, so the console can reach it. */
@@ -58,9 +60,9 @@ export async function startChromePool(o: StartChromePoolOptions): Promise<{ pool
   // With a noVNC base the operator watches real screens; no screencast server is needed.
   const view = o.novncBase ? undefined : await startLiveViewOn(o, () => lanes);
   const egress = new EgressGuard(ownRules(o, view));
-  const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb });
+  const pool = chromePool({ lanes: o.lanes, chromePath, singleChrome: o.singleChrome, sharedChrome: o.sharedChrome, viewBase: view?.baseUrl, novncBase: o.novncBase, log: o.log, egress, recycleJobs: o.recycleJobs, maxRssMb: o.maxRssMb });
   lanes = pool.lanes;
-  o.log?.info({ chrome: chromePath, lanes: lanes.length, view: view?.baseUrl ?? o.novncBase }, 'chrome lanes ready to start');
+  o.log?.info({ chrome: chromePath, lanes: lanes.length, shared_chrome: Boolean(o.sharedChrome), view: view?.baseUrl ?? o.novncBase }, 'chrome lanes ready to start');
   return { pool, stopExtras: async () => view?.stop() };
 }
 
