@@ -30,8 +30,8 @@ export class FleetViewReader {
    */
   private readonly rowOf = new WeakMap<WorkerSnapshot, FleetWorker>();
   private inflight: Promise<FleetView> | undefined;
-  /** The ids of the last view, in order: reused while the fleet has the same ids. */
-  private lastOrder: string[] = [];
+  /** Each id's place in the last view: its order is reused while the fleet has the same ids. */
+  private lastRank = new Map<string, number>();
 
   constructor(
     private readonly config: Config,
@@ -84,32 +84,36 @@ export class FleetViewReader {
   private merge(remote: WorkerSnapshot[], remoteAsOf: number): FleetWorker[] {
     const now = this.clock.now();
     const ttlMs = this.config.workerTtlS * 1000;
-    const byId = new Map<string, FleetWorker>();
+    const local = this.localLinks.all().map((l): FleetWorker => ({ ...l.snapshot(), alive: l.left_at_ms === null && now - l.last_seen_ms <= ttlMs, local: true }));
+    const localIds = local.length > 0 ? new Set(local.map((w) => w.worker_id)) : undefined;
+    const rows: FleetWorker[] = [];
     for (const w of remote) {
+      if (localIds?.has(w.worker_id)) continue;
       const alive = w.left_at_ms == null && remoteAsOf - w.last_seen_ms <= ttlMs;
       let row = this.rowOf.get(w);
       if (row?.alive !== alive) this.rowOf.set(w, (row = { ...w, alive, local: false }));
-      byId.set(w.worker_id, row);
+      rows.push(row);
     }
-    for (const l of this.localLinks.all()) byId.set(l.worker_id, { ...l.snapshot(), alive: l.left_at_ms === null && now - l.last_seen_ms <= ttlMs, local: true });
-    return this.inOrder(byId);
+    for (const w of local) rows.push(w);
+    return this.inOrder(rows);
   }
 
   /** By worker id. While the ids are those of the last view its order serves (sorting 10,000 ids with localeCompare cost more than the rest of the merge). */
-  private inOrder(byId: Map<string, FleetWorker>): FleetWorker[] {
-    const last = this.lastOrder;
-    if (last.length === byId.size) {
-      const out: FleetWorker[] = new Array(last.length);
-      let i = 0;
-      for (; i < last.length; i++) {
-        const row = byId.get(last[i]);
-        if (!row) break;
-        out[i] = row;
+  private inOrder(rows: FleetWorker[]): FleetWorker[] {
+    const rank = this.lastRank;
+    if (rank.size === rows.length) {
+      const out: FleetWorker[] = new Array(rows.length);
+      let placed = 0;
+      for (const w of rows) {
+        const at = rank.get(w.worker_id);
+        if (at === undefined || out[at] !== undefined) break;
+        out[at] = w;
+        placed++;
       }
-      if (i === last.length) return out;
+      if (placed === rows.length) return out;
     }
-    const sorted = [...byId.values()].sort((a, b) => a.worker_id.localeCompare(b.worker_id));
-    this.lastOrder = sorted.map((w) => w.worker_id);
-    return sorted;
+    rows.sort((a, b) => a.worker_id.localeCompare(b.worker_id));
+    this.lastRank = new Map(rows.map((w, i) => [w.worker_id, i]));
+    return rows;
   }
 }
