@@ -81,3 +81,54 @@ describe('FleetViewReader during a registry outage', () => {
     expect(view.workers[0].alive).toBe(false);
   });
 });
+
+// The registry hands back the same snapshot object for a worker that did not change (the
+// Redis adapter's incremental read): the view keeps that worker's row, so the JSON made of it
+// is kept too (http/workers-page.ts). A row must still follow liveness and the registry.
+class SameObjectsRegistry extends MemoryRegistry {
+  rows: WorkerSnapshot[] = [];
+  override async readFleet(): Promise<WorkerSnapshot[]> {
+    return [...this.rows];
+  }
+}
+
+describe('FleetViewReader rows between reads', () => {
+  const make = () => {
+    const clock = new ManualClock(1_000_000);
+    const config = loadConfig({ PAPRIKA_WORKER_TTL_S: '4', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_HUB_ID: 'hub-a' });
+    const registry = new SameObjectsRegistry(clock);
+    const reader = new FleetViewReader(config, registry, new LocalLinks(config, clock, mathRandom), clock, pino({ level: 'silent' }));
+    return { clock, registry, reader };
+  };
+
+  it('keeps the row of an unchanged, still-alive worker; a changed snapshot or a death makes a new one', async () => {
+    const { clock, registry, reader } = make();
+    const w1 = remoteWorker('w1', clock.now());
+    const w2 = remoteWorker('w2', clock.now() - 3000);
+    registry.rows = [w2, w1];
+    const first = (await reader.read()).workers;
+    expect(first.map((w) => [w.worker_id, w.alive])).toEqual([['w1', true], ['w2', true]]);
+    const second = (await reader.read()).workers;
+    expect(second[0]).toBe(first[0]);
+    expect(second[1]).toBe(first[1]);
+
+    registry.rows = [w2, { ...w1, in_flight: 2 }];
+    clock.advance(1500); // w2 is now past WORKER_TTL
+    const third = (await reader.read()).workers;
+    expect(third.map((w) => [w.worker_id, w.alive, w.in_flight])).toEqual([['w1', true, 2], ['w2', false, 0]]);
+    expect(third[0]).not.toBe(second[0]);
+    expect(third[1]).not.toBe(second[1]);
+  });
+
+  it('orders by worker id whatever order the registry answers in, also when the ids change', async () => {
+    const { clock, registry, reader } = make();
+    const ids = ['w10', 'w2', 'w1', 'wa', 'W3'];
+    registry.rows = ids.map((id) => remoteWorker(id, clock.now()));
+    const sorted = [...ids].sort((a, b) => a.localeCompare(b));
+    expect((await reader.read()).workers.map((w) => w.worker_id)).toEqual(sorted);
+    registry.rows = [...registry.rows].reverse();
+    expect((await reader.read()).workers.map((w) => w.worker_id)).toEqual(sorted);
+    registry.rows = [...registry.rows.filter((w) => w.worker_id !== 'w2'), remoteWorker('w0', clock.now())];
+    expect((await reader.read()).workers.map((w) => w.worker_id)).toEqual(['w0', ...sorted.filter((id) => id !== 'w2')].sort((a, b) => a.localeCompare(b)));
+  });
+});

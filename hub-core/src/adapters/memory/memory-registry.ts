@@ -43,7 +43,9 @@ export class MemoryRegistry implements Registry {
   async publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
     const expiresAt = this.clock.now() + this.forgetS * 1000;
     for (const w of ws) {
-      this.workers.set(w.worker_id, { value: structuredClone(w), expiresAt });
+      // A copy, frozen: readFleet hands out this object until the next publish (the fleet view
+      // keeps a row, and its JSON, per unchanged snapshot), so nobody may change it.
+      this.workers.set(w.worker_id, { value: Object.freeze(structuredClone(w)), expiresAt });
       const owner = this.owners.get(w.worker_id);
       if (owner) owner.expiresAt = expiresAt;
     }
@@ -67,7 +69,7 @@ export class MemoryRegistry implements Registry {
     const out: WorkerSnapshot[] = [];
     for (const id of [...this.workers.keys()]) {
       const w = this.live(this.workers, id);
-      if (w) out.push(structuredClone(w));
+      if (w) out.push(w);
     }
     return out;
   }

@@ -1,5 +1,6 @@
 // The fleet in Redis (SPEC.md § Redis keys). Scripts are .lua files loaded once at start-up
 // and called by name (the BullMQ way).
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -8,20 +9,24 @@ import { packageFile } from '../../package-files.ts';
 import { DeadlineError, systemClock, withDeadline, type Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { HUB_HISTORY_S, RegistryUnavailableError } from '../../ports/registry.ts';
+import { RedisFleetReader, type FleetScripts } from './redis-fleet-reader.ts';
 
 const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
   releaseOwnerIfMine: 1,
   claimWorkerId: -1, // variable number of keys
   releaseWorkerIdIfUnlinked: 2,
-  forgetWorker: 4,
+  forgetWorker: 7,
+  markWorkersChanged: 3,
+  readFleetChanges: 5,
 } as const;
 
-type ScriptedRedis = Redis & {
+type ScriptedRedis = FleetScripts & {
   releaseOwnerIfMine(key: string, hubId: string): Promise<number>;
   claimWorkerId(numKeys: number, ...args: string[]): Promise<string | null>;
   releaseWorkerIdIfUnlinked(index: string, worker: string, workerId: string, lanIp: string): Promise<number>;
-  forgetWorker(index: string, worker: string, online: string, owner: string, workerId: string, onlyIfExpired: string): Promise<number>;
+  forgetWorker(index: string, worker: string, online: string, owner: string, rows: string, seq: string, changes: string, workerId: string, onlyIfExpired: string): Promise<number>;
+  markWorkersChanged(epoch: string, seq: string, changes: string, newEpoch: string, ...workerIds: string[]): Promise<number>;
 };
 
 export function redisKeys(prefix: string) {
@@ -29,6 +34,10 @@ export function redisKeys(prefix: string) {
     workersIndex: `${prefix}workers:index`,
     /** One compact JSON row per published worker, beside its hash: the fleet read is one HGETALL. */
     workersRows: `${prefix}workers:rows`,
+    /** The change log of the rows (markWorkersChanged.lua): a counter, the last change of each id, and the log's identity (gone when Redis forgot everything). */
+    workersSeq: `${prefix}workers:seq`,
+    workersChanges: `${prefix}workers:changes`,
+    workersEpoch: `${prefix}workers:epoch`,
     worker: (id: string) => `${prefix}worker:${id}`,
     online: (id: string) => `${prefix}worker:${id}:online`,
     owner: (id: string) => `${prefix}worker:${id}:owner`,
@@ -63,47 +72,6 @@ function snapshotToHash(w: WorkerSnapshot): Record<string, string> {
   };
 }
 
-function hashToSnapshot(id: string, h: Record<string, string>): WorkerSnapshot | undefined {
-  if (!h.last_seen) return undefined; // registered, never linked
-  const parse = <T>(s: string | undefined, fallback: T): T => {
-    try {
-      return s ? (JSON.parse(s) as T) : fallback;
-    } catch {
-      return fallback;
-    }
-  };
-  return {
-    worker_id: id,
-    hub_id: h.hub_id ?? '',
-    lan_ip: h.lan_ip ?? '',
-    hostname: h.hostname ?? '',
-    status: h.status ?? 'active',
-    in_flight: Number(h.in_flight ?? 0),
-    max_concurrent: Number(h.max_concurrent ?? 0),
-    lane_novnc_urls: parse(h.lane_novnc_urls, [] as string[]),
-    novnc_url: h.novnc_url || null,
-    disk_pct: Number(h.disk_pct ?? 0),
-    cpu_pct: Number(h.cpu_pct ?? 0),
-    mem_pct: Number(h.mem_pct ?? 0),
-    last_seen_ms: Number(h.last_seen),
-    version: h.version ?? '',
-    platform: h.platform ?? '',
-    lanes: parse(h.lanes, []),
-    kinds: parse<string[] | null>(h.kinds, null),
-    left_at_ms: h.left_at ? Number(h.left_at) : null,
-  };
-}
-
-/** A row as publishWorkers wrote it; undefined when it does not parse (then it is skipped). */
-function rowToSnapshot(id: string, row: string): WorkerSnapshot | undefined {
-  try {
-    const w = JSON.parse(row) as WorkerSnapshot;
-    return typeof w === 'object' && w !== null && w.worker_id === id && typeof w.last_seen_ms === 'number' ? w : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A command that failed or timed out reaches callers as RegistryUnavailableError (the HTTP layer's 503). */
 async function unavailableOnError<T>(f: () => Promise<T>): Promise<T> {
   try {
@@ -115,6 +83,7 @@ async function unavailableOnError<T>(f: () => Promise<T>): Promise<T> {
 
 export class RedisRegistry implements Registry {
   private readonly k;
+  private readonly fleet: RedisFleetReader;
   constructor(
     private readonly redis: ScriptedRedis,
     prefix: string,
@@ -124,6 +93,7 @@ export class RedisRegistry implements Registry {
     private readonly clock: Clock = systemClock,
   ) {
     this.k = redisKeys(prefix);
+    this.fleet = new RedisFleetReader(redis, this.k, forgetS, clock, (id) => this.forget(id, true));
   }
 
   /**
@@ -193,7 +163,7 @@ export class RedisRegistry implements Registry {
   publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
     return unavailableOnError(async () => {
       if (ws.length === 0) return;
-      const p = this.redis.pipeline();
+      const p = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { markWorkersChanged(...args: string[]): unknown };
       const ttlMs = Math.max(1, Math.round(this.workerTtlS * 1000));
       const forgetMs = Math.max(1, Math.round(this.forgetS * 1000));
       for (const w of ws) {
@@ -213,6 +183,8 @@ export class RedisRegistry implements Registry {
         } else p.del(this.k.online(w.worker_id));
         p.sadd(this.k.workersIndex, w.worker_id);
       }
+      // After the rows: a hub that sees the mark reads the row it marks.
+      p.markWorkersChanged(this.k.workersEpoch, this.k.workersSeq, this.k.workersChanges, randomUUID(), ...ws.map((w) => w.worker_id));
       const results = await p.exec();
       const failed = results?.find(([err]) => err);
       if (failed) throw failed[0];
@@ -233,9 +205,7 @@ export class RedisRegistry implements Registry {
   }
 
   private async forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
-    const n = await this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), workerId, onlyIfExpired ? '1' : '0');
-    if (n === 1) await this.redis.hdel(this.k.workersRows, workerId);
-    return n;
+    return this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), this.k.workersRows, this.k.workersSeq, this.k.workersChanges, workerId, onlyIfExpired ? '1' : '0');
   }
 
   getOwner(workerId: string): Promise<string | undefined> {
@@ -250,56 +220,9 @@ export class RedisRegistry implements Registry {
     });
   }
 
+  /** The rows changed since this hub's last read, applied to the ones it holds (redis-fleet-reader.ts). */
   readFleet(timeoutMs: number): Promise<WorkerSnapshot[]> {
-    return withDeadline(this.clock, timeoutMs, 'fleet read', this.readFleetNow());
-  }
-
-  /**
-   * One HGETALL of the compact rows (at 10,000 workers a pipeline of one HGETALL per worker
-   * hash cost Redis and the client several times as much). Workers published without a row (by
-   * a hub of an older version, during a rolling upgrade) are read from their hashes.
-   */
-  private async readFleetNow(): Promise<WorkerSnapshot[]> {
-    const [[rowsErr, rows], [countErr, count]] = ((await this.redis.pipeline().hgetall(this.k.workersRows).scard(this.k.workersIndex).exec()) ?? []) as Array<[Error | null, unknown]>;
-    if (rowsErr || countErr) throw rowsErr ?? countErr;
-    const out: WorkerSnapshot[] = [];
-    const read = new Set<string>();
-    const byId = rows as Record<string, string>;
-    const forgetBefore = Date.now() - this.forgetS * 1000;
-    for (const id in byId) {
-      const snap = rowToSnapshot(id, byId[id]);
-      if (!snap) continue;
-      // A row outlives its hash (WORKER_FORGET_S expires keys, not hash fields): past that age,
-      // forget the worker if its hash is gone (which drops the row too), and leave it out.
-      if (snap.last_seen_ms < forgetBefore) {
-        void this.forget(id, true).catch(() => {});
-        continue;
-      }
-      out.push(snap);
-      read.add(id);
-    }
-    if (out.length >= (count as number)) return out;
-    const missing = (await this.redis.smembers(this.k.workersIndex)).filter((id) => !read.has(id));
-    return [...out, ...(await this.readHashes(missing))];
-  }
-
-  private async readHashes(ids: string[]): Promise<WorkerSnapshot[]> {
-    if (ids.length === 0) return [];
-    const p = this.redis.pipeline();
-    for (const id of ids) p.hgetall(this.k.worker(id));
-    const results = (await p.exec()) ?? [];
-    const out: WorkerSnapshot[] = [];
-    const expired: string[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      const [err, h] = results[i] ?? [null, null];
-      if (err || !h) continue;
-      if (Object.keys(h).length === 0) expired.push(ids[i]);
-      const snap = hashToSnapshot(ids[i], h as Record<string, string>);
-      if (snap) out.push(snap);
-    }
-    // Hashes that expired (WORKER_FORGET_S) leave their id in the index: drop it, in the background.
-    for (const id of expired) void this.forget(id, true).catch(() => {});
-    return out;
+    return withDeadline(this.clock, timeoutMs, 'fleet read', this.fleet.read());
   }
 
   setSessionOwner(sessionId: string, hubId: string, ttlS: number): Promise<void> {

@@ -1,4 +1,5 @@
 // /admin/*: the fleet-wide worker table, drain/standby, the hub registry, stats, config.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
@@ -14,11 +15,12 @@ import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { JobStore } from '../../ports/job-store.ts';
 import { HUB_HISTORY_S, type Registry } from '../../ports/registry.ts';
-import type { AdminConfigJson, HubJson, StatsJson, WorkersPageJson } from '../../wire/json.ts';
+import type { AdminConfigJson, HubJson, StatsJson } from '../../wire/json.ts';
 import { PACKAGE_VERSION } from '../../wire/version.ts';
 import { hopOf } from '../hop.ts';
 import { hubJson, workerJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
+import { WorkersPage } from '../workers-page.ts';
 
 export const WORKER_STATUSES = ['active', 'drain', 'standby'] as const;
 const StatusBody = z.strictObject({ status: z.enum(WORKER_STATUSES) });
@@ -44,9 +46,15 @@ export function adminRoutes({ config, clock, fleetView, registry, reads, stats, 
   const actorOf = (req: FastifyRequest) => (req.headers[FORWARDED_HEADER] ? `hub:${String(req.headers[FORWARDED_HEADER])}` : `admin@${req.ip}`);
 
   return async (app: FastifyInstance) => {
-    app.get('/admin/workers', async (): Promise<WorkersPageJson> => {
+    // A WorkersPageJson, encoded from each row's kept JSON (workers-page.ts).
+    const workersPage = new WorkersPage();
+    app.get('/admin/workers', async (_req, reply) => {
       const view = await fleetView.read();
-      return { workers: view.workers.map(workerJson), as_of: new Date(view.as_of).toISOString(), stale: view.stale };
+      const pieces = workersPage.pieces(view);
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('content-length', pieces[0].length + pieces[1].length)
+        .send(Readable.from(pieces));
     });
 
     app.patch('/admin/workers/:id', async (req, reply) => {
