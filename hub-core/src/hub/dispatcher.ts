@@ -50,6 +50,48 @@ export class Dispatcher {
   }
 
   /**
+   * Queued jobs → local lanes, claimed in one statement: each job holds a lane for its kind
+   * (in order, while lanes are free); outcomes in the jobs' order.
+   */
+  async assignMany(jobs: JobRow[], via: 'inline' | 'redrive'): Promise<AssignOutcome[]> {
+    const outcomes: Array<AssignOutcome | Promise<AssignOutcome> | undefined> = [];
+    const claims: Array<{ job: JobRow; r: Reservation; runnable: RunnableJob; at: number }> = [];
+    for (const job of jobs) {
+      const runnable = await this.resolve(job.kind, job.spec);
+      if (typeof runnable === 'string') {
+        outcomes.push(this.ledger.failUnrunnable(job.id, runnable).then((failed) => ({ kind: 'failed', job: failed })));
+        continue;
+      }
+      const r = this.reserve(job.id, runnable);
+      if (!r) {
+        outcomes.push({ kind: 'no_lane' });
+        continue;
+      }
+      claims.push({ job, r, runnable, at: outcomes.length });
+      outcomes.push(undefined);
+    }
+    const claimed = await this.ledger.claimMany(claims, via);
+    claims.forEach((c, i) => (outcomes[c.at] = claimed[i]));
+    return Promise.all(outcomes as Array<AssignOutcome | Promise<AssignOutcome>>);
+  }
+
+  /**
+   * New jobs of a batch in one statement: the first ones, while lanes for their kinds are
+   * free, inserted running and sent; the rest queued for redrive. Returns the rows made.
+   */
+  async submitBatch(jobs: NewJob[]): Promise<JobRow[]> {
+    const items: Array<{ job: NewJob; r?: Reservation; runnable?: RunnableJob }> = [];
+    let lanesLeft = true;
+    for (const job of jobs) {
+      const runnable = lanesLeft ? await this.resolve(job.kind, job.spec) : undefined;
+      const r = runnable === undefined || typeof runnable === 'string' ? undefined : this.reserve(job.id, runnable);
+      if (runnable !== undefined && typeof runnable !== 'string' && !r) lanesLeft = this.lanes.hasFreeLane();
+      items.push(r ? { job, r, runnable: runnable as RunnableJob } : { job });
+    }
+    return this.ledger.insertBatch(items);
+  }
+
+  /**
    * A new job: when a lane is free now, insert it running on that lane in one statement;
    * otherwise insert it queued. `created` is false when the idempotency key was used before.
    */

@@ -15,6 +15,7 @@ import type { HubEvents } from './hub-events.ts';
 import type { LaneBook } from './lane-book.ts';
 import type { LocalLinks } from './local-links.ts';
 import type { HubMetrics } from './metrics.ts';
+import { ResultWrites } from './result-writes.ts';
 import type { WorkerLink } from './worker-link.ts';
 
 export type AssignOutcome =
@@ -46,8 +47,11 @@ export interface LedgerDeps {
 }
 
 export class JobLedger extends EventEmitter<{ released: [] }> {
+  private readonly results: ResultWrites;
+
   constructor(private readonly d: LedgerDeps) {
     super();
+    this.results = new ResultWrites({ one: (id, f) => d.store.finishJob(id, f), many: (finishes) => d.store.finishJobs(finishes) });
   }
 
   private now(): Date {
@@ -65,16 +69,36 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
   }
 
   /**
-   * Many new jobs in one statement, queued and released: the redrive loop is woken to place
-   * them at once. Returns the rows made; a job whose key was already held is left out.
+   * Many new jobs in one statement: those given a reservation (a lane was free when the batch
+   * came) inserted running on it and sent, the rest queued and released (the redrive loop is
+   * woken to place them at once). Returns the rows made, each as it stands after its send; a
+   * job whose key was already held is left out (and its lane freed).
    */
-  async insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]> {
+  async insertBatch(jobs: Array<{ job: NewJob; r?: Reservation; runnable?: RunnableJob }>): Promise<JobRow[]> {
     if (jobs.length === 0) return [];
-    const rows = await this.d.store.insertQueuedBatch(jobs);
-    for (const row of rows) this.d.events.jobChanged(row);
+    let rows: JobRow[];
+    try {
+      rows = await this.d.store.insertBatch(jobs.map(({ job, r }) => (r ? { ...job, claim: r.claim } : job)));
+    } catch (err) {
+      for (const { job, r } of jobs) if (r) this.d.lanes.release(r.link, job.id);
+      throw err;
+    }
     this.d.metrics.jobsSubmitted.inc(rows.length);
-    if (rows.length > 0) this.emit('released');
-    return rows;
+    const made = new Map(rows.map((row) => [row.id, row]));
+    let queued = 0;
+    const out = await Promise.all(
+      jobs.map(async ({ job, r, runnable }) => {
+        const row = made.get(job.id);
+        if (r && (!row || row.status !== 'running')) this.d.lanes.release(r.link, job.id);
+        if (!row) return undefined;
+        if (r && runnable && row.status === 'running') return (await this.send(r, row, runnable, 'inline')).job ?? row;
+        queued++;
+        this.d.events.jobChanged(row);
+        return row;
+      }),
+    );
+    if (queued > 0) this.emit('released');
+    return out.filter((row): row is JobRow => row !== undefined);
   }
 
   /** The jobs holding these idempotency keys (a read: a batch checks its keys before inserting). */
@@ -114,6 +138,32 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
       return { kind: 'taken', job: await this.d.store.getJob(job.id) };
     }
     return this.send(r, claimed, runnable, via);
+  }
+
+  /**
+   * Queued jobs → their reserved lanes, claimed in one statement and then each sent. A job the
+   * statement did not claim (taken meanwhile, or locked by another claimer) frees its lane;
+   * its outcome is 'taken' without a re-read row (`job` undefined).
+   */
+  async claimMany(items: Array<{ job: JobRow; r: Reservation; runnable: RunnableJob }>, via: 'inline' | 'redrive'): Promise<AssignOutcome[]> {
+    if (items.length === 0) return [];
+    if (items.length === 1) return [await this.claim(items[0].job, items[0].r, items[0].runnable, via)];
+    let claimed: JobRow[];
+    try {
+      claimed = await this.d.store.claimQueuedJobs(items.map(({ job, r }) => ({ id: job.id, claim: r.claim })));
+    } catch (err) {
+      for (const { job, r } of items) this.d.lanes.release(r.link, job.id);
+      throw err;
+    }
+    const byId = new Map(claimed.map((row) => [row.id, row]));
+    return Promise.all(
+      items.map(({ job, r, runnable }): Promise<AssignOutcome> | AssignOutcome => {
+        const row = byId.get(job.id);
+        if (row) return this.send(r, row, runnable, via);
+        this.d.lanes.release(r.link, job.id);
+        return { kind: 'taken', job: undefined };
+      }),
+    );
   }
 
   private async send(r: Reservation, job: JobRow, runnable: RunnableJob, via: 'inline' | 'redrive'): Promise<Extract<AssignOutcome, { kind: 'assigned' | 'send_failed' }>> {
@@ -157,9 +207,11 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
    * A worker's result for its own run (the caller checked that, and freed the lane the moment
    * the result arrived). Acked after the write: an unacked result is sent again after a
    * reconnect, and a repeat changes nothing (the UPDATE only matches the running assignment).
+   * Results arriving together are written in one statement (result-writes.ts); each is still
+   * acked only after the statement holding it committed.
    */
   async finish(link: WorkerLink, jobId: string, f: Omit<Finish, 'now' | 'workerId'>): Promise<JobRow | undefined> {
-    const finished = await this.d.store.finishJob(jobId, { ...f, workerId: link.worker_id, now: this.now() });
+    const finished = await this.results.write(jobId, { ...f, workerId: link.worker_id, now: this.now() });
     if (finished) {
       this.d.events.jobChanged(finished);
       this.d.metrics.results.inc({ status: f.status });

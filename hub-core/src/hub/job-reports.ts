@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { storableCopy } from '../domain/storable-text.ts';
 import type { WorkerMessage } from '../wire/protocol.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
-import type { JobStore } from '../ports/job-store.ts';
+import type { JobRow, JobStore } from '../ports/job-store.ts';
 import type { Logger } from 'pino';
 import type { JobLedger } from './job-ledger.ts';
 import type { LaneBook } from './lane-book.ts';
@@ -24,27 +24,51 @@ export interface JobReportDeps {
 }
 
 export class JobReports {
+  /** Results of held runs being written: the link reads its next frame meanwhile. */
+  private readonly writing = new Set<Promise<void>>();
+
   constructor(private readonly d: JobReportDeps) {}
+
+  /** Resolves once every result write started so far has settled (a stopping hub waits for them). */
+  async settled(): Promise<void> {
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
+  }
 
   async started(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_started' }>): Promise<void> {
     if ((await this.runOf(link, msg.job_id, msg.assignment_id)) === 'not_yours') await this.refuse(link, msg.type, msg.job_id);
   }
 
   async result(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_result' }>): Promise<void> {
-    const { store, assets } = this.d;
+    const { store } = this.d;
     // The lane is free the moment the worker says so, whatever the database does next.
     const held = link.holding(msg.job_id)?.assignmentId === msg.assignment_id;
-    if (held) this.d.lanes.release(link, msg.job_id);
+    if (held) {
+      this.d.lanes.release(link, msg.job_id);
+      // Its run is this link's own: nothing to check against the database, so the link goes on
+      // to its next frame while this result is written. Awaited here, every result of a link
+      // waited for the one before it to commit (and its lane freed only then): one write per
+      // link in flight, and the writes arriving together could never share a statement.
+      const write = this.store(link, msg, true, undefined).catch((err: unknown) => {
+        this.d.log.warn({ job_id: msg.job_id, worker_id: link.worker_id, err: String(err) }, 'result not stored; the worker sends it again');
+      });
+      this.writing.add(write);
+      void write.finally(() => this.writing.delete(write));
+      return;
+    }
     // A worker may only report on its own jobs: assets for someone else's job are not stored.
-    const row = held ? undefined : await store.getJob(msg.job_id);
-    const mine = held || (row?.worker_id === link.worker_id && row.session_id === msg.assignment_id);
-    if (!mine) {
+    const row = await store.getJob(msg.job_id);
+    if (row?.worker_id !== link.worker_id || row.session_id !== msg.assignment_id) {
       await this.refuse(link, msg.type, msg.job_id, row?.worker_id ?? null);
       if (row?.worker_id !== link.worker_id) return;
       // Its own job, but from an earlier run: ack so the worker stops resending it.
       await link.ack(msg.job_id);
       return;
     }
+    await this.store(link, msg, false, row);
+  }
+
+  private async store(link: WorkerLink, msg: Extract<WorkerMessage, { type: 'job_result' }>, held: boolean, row: JobRow | undefined): Promise<void> {
+    const { assets } = this.d;
     // Text Postgres cannot store (NUL, lone surrogates) is replaced, so a job that succeeded is
     // stored as succeeded; a write the database refuses for its data is reported, and the worker
     // stops re-sending after a bound. A database that is down is not reported: the result comes again.

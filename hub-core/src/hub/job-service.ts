@@ -111,8 +111,9 @@ export class JobService {
   }
 
   /**
-   * POST /jobs/batch: every new job in one INSERT, queued and released; then as many as there
-   * are free local lanes are assigned at once (redrive, woken by the insert, places the rest).
+   * POST /jobs/batch: every new job in one INSERT — those that find a free local lane inserted
+   * running on it and sent, the rest queued and released (redrive, woken by the insert, places
+   * them).
    * A key repeated with a different request (inside the batch or against an earlier job) is a
    * 422 naming the item, checked before anything is written. Answers in the items' order.
    */
@@ -150,7 +151,7 @@ export class JobService {
       fresh.push(job);
       out.push(job);
     }
-    const made = new Map((await this.guarded(() => this.ledger.insertQueuedBatch(fresh))).map((row) => [row.id, row]));
+    const made = new Map((await this.guarded(() => this.dispatcher.submitBatch(fresh))).map((row) => [row.id, row]));
     this.queuedEstimate += made.size;
     // A key taken by a concurrent request between the check and the insert: its job instead.
     const lost = fresh.filter((j) => !made.has(j.id));
@@ -164,24 +165,7 @@ export class JobService {
       }
       return row;
     });
-    return this.assignWhileLanesFree(rows, made);
-  }
-
-  /** Hands new jobs to free local lanes until none is free; the rest stay for redrive. */
-  private async assignWhileLanesFree(rows: JobRow[], made: Map<string, JobRow>): Promise<JobRow[]> {
-    const placed = new Map<string, JobRow>();
-    for (const job of made.values()) {
-      let outcome;
-      try {
-        outcome = await this.dispatcher.assign(job, 'inline');
-      } catch (err) {
-        this.log.warn({ job_id: job.id, err: String(err) }, 'batch assignment failed');
-        break;
-      }
-      if (outcome.kind === 'no_lane') break;
-      if (outcome.kind !== 'send_failed' && outcome.job) placed.set(job.id, outcome.job);
-    }
-    return rows.map((row) => placed.get(row.id) ?? row);
+    return rows;
   }
 
   private async guarded<T>(fn: () => Promise<T>): Promise<T> {

@@ -38,6 +38,11 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
     return lane === undefined ? undefined : { link, lane };
   }
 
+  /** Whether any local lane of any kind is free now (a batch stops asking once none is). */
+  hasFreeLane(): boolean {
+    return this.localLinks.freeLanes() > 0;
+  }
+
   /** Mark a lane held by work the worker already runs (it re-linked holding it). */
   adopt(link: WorkerLink, lane: number, hold: LaneHold): boolean {
     return link.adoptLane(lane, hold);

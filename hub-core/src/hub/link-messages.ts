@@ -12,6 +12,11 @@ export class LinkMessages {
     this.reports = new JobReports(d);
   }
 
+  /** Every result write started so far has settled. */
+  settled(): Promise<void> {
+    return this.reports.settled();
+  }
+
   async onMessage(link: WorkerLink, msg: WorkerMessage): Promise<void> {
     link.seen(this.d.clock.now());
     switch (msg.type) {

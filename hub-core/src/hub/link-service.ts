@@ -132,10 +132,16 @@ export class LinkService {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const ws of this.closed.keys()) ws.close(1001, 'hub stopping');
-    if (await this.closedWithin(STOP_CLOSE_MS)) return;
+    if (await this.closedWithin(STOP_CLOSE_MS)) return this.settledWrites();
     // A peer that does not answer the close handshake: cut it; its close handler still runs.
     for (const ws of this.closed.keys()) ws.terminate();
     if (!(await this.closedWithin(STOP_CLOSE_MS))) this.d.log.warn({ links: this.closed.size }, 'links still closing when the hub stopped');
+    await this.settledWrites();
+  }
+
+  /** Results still being written (their links may be gone) settle before the store closes. */
+  private async settledWrites(): Promise<void> {
+    await withDeadline(this.d.clock, STOP_CLOSE_MS, 'result writes', this.messages.settled()).catch(() => this.d.log.warn('result writes still pending when the hub stopped'));
   }
 
   private closedWithin(ms: number): Promise<boolean> {

@@ -90,10 +90,12 @@ export interface JobStore {
   /** Inserts a queued job; with an idempotency key already used, returns the existing job and created=false. */
   insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }>;
   /**
-   * Inserts many queued, released jobs in one statement; returns the rows it made. A job whose
-   * idempotency key is already held (by an earlier job or an earlier job of the same call) is skipped.
+   * Inserts many jobs in one statement; returns the rows it made. A job without a claim is
+   * queued and released; one with a claim (a lane was free) is inserted running on it. A job
+   * whose idempotency key is already held (by an earlier job or an earlier job of the same
+   * call) is skipped.
    */
-  insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]>;
+  insertBatch(jobs: Array<NewJob & { claim?: Claim }>): Promise<JobRow[]>;
   /** The jobs holding any of these idempotency keys. */
   jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]>;
   /** Frees a job's Idempotency-Key for reuse when the job was created at or before `createdBefore`; false when it was not. */
@@ -105,10 +107,20 @@ export interface JobStore {
   listJobs(filter: { status?: JobStatus; limit: number; before?: { created_at: Date; id: string } }): Promise<JobSummaryRow[]>;
   /** The conditional UPDATE: queued ∧ worker_id IS NULL → running. Undefined when another claimer won. */
   claimQueuedJob(id: string, claim: Claim): Promise<JobRow | undefined>;
+  /**
+   * claimQueuedJob for many jobs in one statement: returns the rows it claimed (those still
+   * queued and unassigned, and not locked by a concurrent claimer); the others stay as they were.
+   */
+  claimQueuedJobs(claims: Array<{ id: string; claim: Claim }>): Promise<JobRow[]>;
   /** Undo a claim whose send failed or that the worker rejected; back to queued, released. */
   unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean>;
   /** Terminal status for the run with this assignment id, only while it is still running. */
   finishJob(id: string, finish: Finish): Promise<JobRow | undefined>;
+  /**
+   * finishJob for many results in one statement (at most one per job): returns the rows it
+   * finished; a result whose condition fails is left out and changes nothing.
+   */
+  finishJobs(finishes: Array<{ id: string; finish: Finish }>): Promise<JobRow[]>;
   /** queued or running → canceled. */
   cancelJob(id: string, now: Date): Promise<JobRow | undefined>;
   /** Fail a job only if it is still in the status (and assignment) the decider saw. */

@@ -17,7 +17,7 @@ const WIRE_DIR = path.join(HUB_SRC, 'wire');
 /** The job ledger: the one module outside adapters/ and ports/ that changes a job's state. */
 const LEDGER_FILE = path.join(HUB_SRC, 'hub/job-ledger.ts');
 /** JobStore methods that change a job row (hub-core/src/ports/job-store.ts). */
-const STATE_CHANGING = ['insertJob', 'insertRunningJob', 'claimQueuedJob', 'unclaimJob', 'finishJob', 'cancelJob', 'failJobIf', 'markReleased', 'forgetIdempotencyKey', 'insertQueuedBatch'];
+const STATE_CHANGING = ['insertJob', 'insertRunningJob', 'claimQueuedJob', 'unclaimJob', 'finishJob', 'cancelJob', 'failJobIf', 'markReleased', 'forgetIdempotencyKey', 'insertBatch', 'claimQueuedJobs', 'finishJobs'];
 
 function tsFiles(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => path.join(dir, f)).sort();

@@ -30,6 +30,10 @@ interface StoreState {
   before?: Status;
   runningOfWorker?: JobRow[];
   throws?: boolean;
+  /** Jobs a batch statement leaves out (taken meanwhile, key already held, canceled). */
+  leftOut?: string[];
+  /** A batch statement the database refuses (SQLSTATE 22P02); the single-row one still works. */
+  batchRefused?: boolean;
 }
 
 function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
@@ -76,7 +80,17 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
     insertRunningJob: (j: NewJob) => stmt('insertRunningJob', { job: running(j.id), created: state.created ?? true }),
     claimQueuedJob: (id: string) => stmt('claimQueuedJob', state.matched === false ? undefined : running(id)),
     unclaimJob: () => stmt('unclaimJob', state.matched !== false),
-    finishJob: (id: string) => stmt('finishJob', state.matched === false ? undefined : row(id, 'succeeded')),
+    finishJob: (id: string) => stmt('finishJob', state.matched === false || state.leftOut?.includes(id) ? undefined : row(id, 'succeeded')),
+    insertBatch: (jobs: Array<NewJob & { claim?: unknown }>) =>
+      stmt(`insertBatch ${jobs.length}`, jobs.filter((j) => !state.leftOut?.includes(j.id)).map((j) => (j.claim ? running(j.id) : row(j.id, 'queued')))),
+    claimQueuedJobs: (claims: Array<{ id: string }>) => stmt(`claimQueuedJobs ${claims.length}`, claims.filter((c) => !state.leftOut?.includes(c.id)).map((c) => running(c.id))),
+    finishJobs: (finishes: Array<{ id: string }>) => {
+      if (state.batchRefused) {
+        trace.push(`statement finishJobs ${finishes.length} (refused)`);
+        return Promise.reject(Object.assign(new Error('invalid input syntax for type json'), { code: '22P02' }));
+      }
+      return stmt(`finishJobs ${finishes.length}`, finishes.filter((f) => !state.leftOut?.includes(f.id)).map((f) => row(f.id, 'succeeded')));
+    },
     cancelJob: (id: string) => stmt('cancelJob', state.matched === false ? undefined : row(id, 'canceled')),
     failJobIf: (id: string) => stmt('failJobIf', state.matched === false ? undefined : row(id, 'failed')),
     markReleased: () => stmt('markReleased', undefined),
@@ -201,5 +215,82 @@ describe('JobLedger: (state, event) → (statement, consequences)', () => {
       s.clock.advance(10_000);
       expect(await woken).toBe(c.trace.includes('lane freed: waiter woken'));
     }
+  });
+});
+
+const result = { assignmentId: 'a', status: 'succeeded' as const, result: null, error: null };
+
+describe('JobLedger: batches — one statement for many jobs, each job keeps its own consequences', () => {
+  it('a bulk insert finding one free lane: that job inserted running and sent, the others queued and redrive woken', async () => {
+    const s = setup({});
+    s.link.holdLane({ kind: 'job', id: 'other', assignmentId: 'x' });
+    const rows = await s.ledger.insertBatch([{ job: newJob('j1'), r: s.reserve('j1'), runnable: sleep }, { job: newJob('j2') }, { job: newJob('j3') }]);
+    expect(rows.map((r) => [r.id, r.status])).toEqual([['j1', 'running'], ['j2', 'queued'], ['j3', 'queued']]);
+    // The running job's frame is on its way while the queued ones are reported; redrive is woken last.
+    expect(s.trace).toEqual(['statement insertBatch 3', 'metric jobsSubmitted', 'frame assign', 'event job queued', 'event job queued', 'event job running', 'event workers', 'metric assignments', 'released: redrive woken']);
+    expect(s.link.in_flight).toBe(2);
+  });
+
+  it('a bulk insert whose reserved job kept an earlier key: its lane freed, nothing sent', async () => {
+    const s = setup({ leftOut: ['j1'] });
+    const rows = await s.ledger.insertBatch([{ job: newJob('j1'), r: s.reserve('j1'), runnable: sleep }]);
+    expect(rows).toEqual([]);
+    expect(s.trace).toEqual(['statement insertBatch 1', 'metric jobsSubmitted', 'lane freed: spare']);
+    expect(s.link.in_flight).toBe(0);
+  });
+
+  it('a bulk insert the database refuses frees every reserved lane', async () => {
+    const s = setup({ throws: true });
+    await expect(s.ledger.insertBatch([{ job: newJob('j1'), r: s.reserve('j1'), runnable: sleep }, { job: newJob('j2'), r: s.reserve('j2'), runnable: sleep }])).rejects.toThrow('db down');
+    expect(s.trace).toEqual(['statement insertBatch 2', 'lane freed: spare', 'lane freed: spare']);
+    expect(s.link.in_flight).toBe(0);
+  });
+
+  it('two queued jobs claimed in one statement, one taken meanwhile: the other sent, the lost one frees its lane', async () => {
+    const s = setup({ leftOut: ['j2'] });
+    const out = await s.ledger.claimMany([{ job: row('j1', 'queued'), r: s.reserve('j1'), runnable: sleep }, { job: row('j2', 'queued'), r: s.reserve('j2'), runnable: sleep }], 'redrive');
+    expect(out.map((o) => o.kind)).toEqual(['assigned', 'taken']);
+    expect(s.trace).toEqual(['statement claimQueuedJobs 2', 'frame assign', 'lane freed: spare', 'event job running', 'event workers', 'metric assignments']);
+    expect(s.link.in_flight).toBe(1);
+  });
+
+  it('a batched claim the database refuses frees every lane it held', async () => {
+    const s = setup({ throws: true });
+    await expect(s.ledger.claimMany([{ job: row('j1', 'queued'), r: s.reserve('j1'), runnable: sleep }, { job: row('j2', 'queued'), r: s.reserve('j2'), runnable: sleep }], 'redrive')).rejects.toThrow('db down');
+    expect(s.link.in_flight).toBe(0);
+  });
+
+  it('one job to claim goes through the single-row statement', async () => {
+    const s = setup({});
+    const out = await s.ledger.claimMany([{ job: row('j1', 'queued'), r: s.reserve('j1'), runnable: sleep }], 'inline');
+    expect(out.map((o) => o.kind)).toEqual(['assigned']);
+    expect(s.trace[0]).toBe('statement claimQueuedJob');
+  });
+
+  it('results arriving in one turn are written in one statement; each is acked after it, in its own order of consequences', async () => {
+    const s = setup({ leftOut: ['j2'] });
+    const done = await Promise.all(['j1', 'j2', 'j3'].map((id) => s.ledger.finish(s.link, id, result)));
+    expect(done.map((r) => r?.status)).toEqual(['succeeded', undefined, 'succeeded']);
+    expect(s.trace).toEqual([
+      'statement finishJobs 3',
+      'event job succeeded', 'metric results', 'event workers', 'frame result_ack', // j1
+      'event workers', 'frame result_ack', // j2: canceled meanwhile, its condition failed: nothing stored, still acked
+      'event job succeeded', 'metric results', 'event workers', 'frame result_ack', // j3
+    ]);
+  });
+
+  it('a batch of results the database refuses is written row by row: the others are stored', async () => {
+    const s = setup({ batchRefused: true });
+    const done = await Promise.all(['j1', 'j2'].map((id) => s.ledger.finish(s.link, id, result)));
+    expect(done.map((r) => r?.status)).toEqual(['succeeded', 'succeeded']);
+    expect(s.trace.filter((t) => t.startsWith('statement'))).toEqual(['statement finishJobs 2 (refused)', 'statement finishJob', 'statement finishJob']);
+    expect(s.trace.filter((t) => t === 'frame result_ack')).toHaveLength(2);
+  });
+
+  it('results are not acked when the database is down (the worker sends them again)', async () => {
+    const s = setup({ throws: true });
+    const done = await Promise.all(['j1', 'j2'].map((id) => s.ledger.finish(s.link, id, result).catch((e: Error) => e.message)));
+    expect(done).toEqual(['db down', 'db down']);
+    expect(s.trace).toEqual(['statement finishJobs 2']);
   });
 });

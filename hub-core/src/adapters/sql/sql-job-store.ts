@@ -33,9 +33,12 @@ export class SqlJobStore implements JobStore {
     return this.insertedOrExisting(rows, job);
   }
 
-  insertQueuedBatch(jobs: NewJob[]): Promise<JobRow[]> {
-    const rows = jobs.map((j) => ({ id: j.id, kind: j.kind, spec: j.spec, hub_id: j.hubId, idempotency_key: j.idempotencyKey, created_at: j.now.toISOString() }));
-    return this.db.query<JobRow>(SQL.insertQueuedBatch, [JSON.stringify(rows)], 'insertQueuedBatch');
+  insertBatch(jobs: Array<NewJob & { claim?: Claim }>): Promise<JobRow[]> {
+    const rows = jobs.map((j) => ({
+      id: j.id, kind: j.kind, spec: j.spec, hub_id: j.claim?.hubId ?? j.hubId, idempotency_key: j.idempotencyKey, created_at: j.now.toISOString(),
+      ...(j.claim && { worker_id: j.claim.workerId, lane: j.claim.lane, session_id: j.claim.assignmentId, novnc_url: j.claim.novncUrl, deadline_at: j.claim.deadlineAt.toISOString() }),
+    }));
+    return this.db.query<JobRow>(SQL.insertBatch, [JSON.stringify(rows)], 'insertBatch');
   }
 
   jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]> {
@@ -65,6 +68,12 @@ export class SqlJobStore implements JobStore {
     return (await this.db.query<JobRow>(SQL.claimQueuedJob, [id, c.workerId, c.hubId, c.lane, c.assignmentId, c.novncUrl, c.now, c.deadlineAt], 'claimQueuedJob'))[0];
   }
 
+  claimQueuedJobs(claims: Array<{ id: string; claim: Claim }>): Promise<JobRow[]> {
+    if (claims.length === 0) return Promise.resolve([]);
+    const rows = claims.map(({ id, claim: c }) => ({ id, worker_id: c.workerId, hub_id: c.hubId, lane: c.lane, session_id: c.assignmentId, novnc_url: c.novncUrl, assigned_at: c.now.toISOString(), deadline_at: c.deadlineAt.toISOString() }));
+    return this.db.query<JobRow>(SQL.claimQueuedJobs, [JSON.stringify(rows)], 'claimQueuedJobs');
+  }
+
   async unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean> {
     const rows = workerId === undefined ? await this.db.query(SQL.unclaimJob, [id, assignmentId, now], 'unclaimJob') : await this.db.query(SQL.unclaimJobOfWorker, [id, assignmentId, now, workerId]);
     return rows.length > 0;
@@ -72,6 +81,12 @@ export class SqlJobStore implements JobStore {
 
   async finishJob(id: string, f: Finish): Promise<JobRow | undefined> {
     return (await this.db.query<JobRow>(SQL.finishJob, [id, f.assignmentId, f.status, json(f.result ?? null), f.error, f.now, f.workerId], 'finishJob'))[0];
+  }
+
+  finishJobs(finishes: Array<{ id: string; finish: Finish }>): Promise<JobRow[]> {
+    if (finishes.length === 0) return Promise.resolve([]);
+    const rows = finishes.map(({ id, finish: f }) => ({ id, session_id: f.assignmentId, worker_id: f.workerId, status: f.status, result: f.result ?? null, error: f.error, finished_at: f.now.toISOString() }));
+    return this.db.query<JobRow>(SQL.finishJobs, [JSON.stringify(rows)], 'finishJobs');
   }
 
   async cancelJob(id: string, now: Date): Promise<JobRow | undefined> {

@@ -8,6 +8,9 @@ const COLUMNS = `id, kind, spec, status, worker_id, lane, hub_id, session_id, no
 const SUMMARY_COLUMNS = `id, kind, status, worker_id, lane, hub_id, session_id, novnc_url, error, attempts,
   created_at, assigned_at, finished_at, deadline_at, released_at, idempotency_key`;
 
+/** COLUMNS of `jobs` where a statement joins another relation with the same column names. */
+const PREFIXED_COLUMNS = COLUMNS.split(',').map((c) => `jobs.${c.trim()}`).join(', ');
+
 export const SQL = {
   insertJob: `
     INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at)
@@ -27,13 +30,19 @@ export const SQL = {
 
   /**
    * POST /jobs/batch: every new job of a batch in one statement ($1 a JSON array of rows),
-   * queued and released so redrive may place them at once. A key already taken (by an earlier
-   * job or an earlier row of this batch) is skipped; its row is not returned.
+   * queued and released so redrive may place them at once — or, for a row that carries a
+   * claim (worker_id set: a lane was free when the batch came), inserted already running on
+   * that lane. A key already taken (by an earlier job or an earlier row of this batch) is
+   * skipped; its row is not returned.
    */
-  insertQueuedBatch: `
-    INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at, released_at)
-    SELECT x.id, x.kind, x.spec, 'queued', x.hub_id, x.idempotency_key, x.created_at, x.created_at
-      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, kind text, spec jsonb, hub_id text, idempotency_key text, created_at timestamptz)
+  insertBatch: `
+    INSERT INTO jobs (id, kind, spec, status, hub_id, idempotency_key, created_at, released_at,
+                      worker_id, lane, session_id, novnc_url, assigned_at, deadline_at, attempts)
+    SELECT x.id, x.kind, x.spec, CASE WHEN x.worker_id IS NULL THEN 'queued' ELSE 'running' END, x.hub_id, x.idempotency_key,
+           x.created_at, CASE WHEN x.worker_id IS NULL THEN x.created_at END, x.worker_id, x.lane, x.session_id, x.novnc_url,
+           CASE WHEN x.worker_id IS NULL THEN NULL ELSE x.created_at END, x.deadline_at, CASE WHEN x.worker_id IS NULL THEN 0 ELSE 1 END
+      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, kind text, spec jsonb, hub_id text, idempotency_key text, created_at timestamptz,
+                                              worker_id text, lane int, session_id text, novnc_url text, deadline_at timestamptz)
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${COLUMNS}`,
 
@@ -58,6 +67,24 @@ export const SQL = {
            novnc_url = $6, assigned_at = $7, deadline_at = $8, attempts = attempts + 1
      WHERE id = $1 AND status = 'queued' AND worker_id IS NULL
     RETURNING ${COLUMNS}`,
+
+  /**
+   * Many queued jobs claimed in one statement ($1 a JSON array of {id, worker_id, hub_id, lane,
+   * session_id, novnc_url, assigned_at, deadline_at}): the same guards as claimQueuedJob, and
+   * rows another claimer holds locked are skipped, not waited for (two claimers never block
+   * each other; neither can take a row the other claimed). Returns the rows it claimed.
+   */
+  claimQueuedJobs: `
+    UPDATE jobs
+       SET status = 'running', worker_id = c.worker_id, hub_id = c.hub_id, lane = c.lane, session_id = c.session_id,
+           novnc_url = c.novnc_url, assigned_at = c.assigned_at, deadline_at = c.deadline_at, attempts = jobs.attempts + 1
+      FROM jsonb_to_recordset($1::jsonb) AS c(id uuid, worker_id text, hub_id text, lane int, session_id text, novnc_url text, assigned_at timestamptz, deadline_at timestamptz)
+     WHERE jobs.id = c.id
+       AND jobs.id IN (SELECT q.id FROM jobs q
+                        WHERE q.id IN (SELECT (e->>'id')::uuid FROM jsonb_array_elements($1::jsonb) e)
+                          AND q.status = 'queued' AND q.worker_id IS NULL
+                        FOR UPDATE SKIP LOCKED)
+    RETURNING ${PREFIXED_COLUMNS}`,
 
   /** The send failed or the worker refused: back to queued, released so redrive may retry at once. */
   unclaimJob: `
@@ -84,6 +111,22 @@ export const SQL = {
        AND (status = 'running'
             OR (status = 'failed' AND $3 = 'succeeded' AND (error = 'timeout' OR error LIKE 'worker % lost: %')))
     RETURNING ${COLUMNS}`,
+
+  /**
+   * finishJob for many results at once ($1 a JSON array of {id, session_id, worker_id, status,
+   * result, error, finished_at}; at most one per job): each row under finishJob's own
+   * condition, so a row that fails it (canceled meanwhile, another run) is left out of
+   * RETURNING and the others are written.
+   */
+  finishJobs: `
+    UPDATE jobs
+       SET status = f.status, result = f.result, error = f.error,
+           finished_at = CASE WHEN jobs.status = 'failed' THEN jobs.finished_at ELSE f.finished_at END
+      FROM jsonb_to_recordset($1::jsonb) AS f(id uuid, session_id text, worker_id text, status text, result jsonb, error text, finished_at timestamptz)
+     WHERE jobs.id = f.id AND jobs.session_id = f.session_id AND jobs.worker_id = f.worker_id
+       AND (jobs.status = 'running'
+            OR (jobs.status = 'failed' AND f.status = 'succeeded' AND (jobs.error = 'timeout' OR jobs.error LIKE 'worker % lost: %')))
+    RETURNING ${PREFIXED_COLUMNS}`,
 
   unclaimJobOfWorker: `
     UPDATE jobs
