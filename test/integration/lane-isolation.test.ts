@@ -129,11 +129,19 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each(MODES)('lane isol
     const lane = pool.lanes[0];
     const pids = new Set<number>();
     // Every lane runs a job each round: a shared Chrome serves lanes × 3 jobs, three rounds.
-    for (let i = 0; i < 4 && pids.size < 2; i++) {
+    // The tests before this one ran jobs on the same Chrome, so a recycle may fall right after any
+    // round: the pid is read once no recycle is under way (it is undefined during a relaunch),
+    // before and after each round, so the Chrome before a recycle and the one after both count.
+    const readPid = async () => {
+      await lane.browserHost.settled();
+      if (lane.pid) pids.add(lane.pid);
+    };
+    for (let i = 0; i < 6 && pids.size < 2; i++) {
+      await readPid();
       // A job that waits for the recycle spends its deadline on the relaunch too: slow on a loaded machine.
       const outs = await Promise.all(pool.lanes.map((l) => l.runJob({ kind: 'fetch', spec: { url: `${base}/plain` } }, ctx(60_000))));
       expect(outs.map((o) => o.error)).toEqual(outs.map(() => undefined));
-      if (lane.pid) pids.add(lane.pid); // undefined while a recycle relaunches it
+      await readPid();
     }
     expect(pids.size).toBe(2);
     expect(lane.recycles.jobs).toBeGreaterThanOrEqual(1);
