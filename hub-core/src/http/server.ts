@@ -11,7 +11,7 @@ import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
 import { RegistryUnavailableError } from '../ports/registry.ts';
 import { CDP_MAX_FRAME_BYTES, LINK_CEILING_BYTES } from '../wire/protocol.ts';
-import { WALL_MAX_MESSAGE_BYTES } from '../wire/wall.ts';
+import { WALL_PEER_MAX_MESSAGE_BYTES } from '../wire/wall.ts';
 import type { WallRelay } from '../hub/wall-relay.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
@@ -169,7 +169,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(adminWorkerDetailRoutes(deps.workerDetail));
   await app.register(adminRoutes(deps.admin));
   // The wall's clients send only small `watch` messages; thumbs are already-compressed JPEGs.
-  const wallWss = new WebSocketServer({ noServer: true, maxPayload: WALL_MAX_MESSAGE_BYTES, perMessageDeflate: false, handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false) });
+  const wallWss = new WebSocketServer({ noServer: true, maxPayload: WALL_PEER_MAX_MESSAGE_BYTES, perMessageDeflate: false, handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false) });
   await app.register(socketRoutes({ links: deps.links, events, wall: deps.wall }, wss, wallWss));
   // CDP frames are the browser's: a limit of their own, no compression (a screenshot is already compressed).
   const cdpWss = new WebSocketServer({ noServer: true, maxPayload: CDP_MAX_FRAME_BYTES, perMessageDeflate: false });

@@ -2,7 +2,7 @@
 // `watch` messages go to the relay, its thumbs come back. A bad message gets an error reply and
 // the socket stays usable; one over WALL_MAX_MESSAGE_BYTES is closed by the server (1009).
 import type { WebSocket } from 'ws';
-import { parseWallClientMessage, type WallErrorJson } from '../wire/wall.ts';
+import { parseWallClientMessage, WALL_MAX_MESSAGE_BYTES, WALL_MAX_TILES, WALL_PEER_MAX_TILES, type WallErrorJson } from '../wire/wall.ts';
 import type { WallRelay, WallWatcher } from '../hub/wall-relay.ts';
 
 /** A console's socket holding more than this unsent gets no new thumb until it drains. */
@@ -19,11 +19,17 @@ export function acceptWallSocket(ws: WebSocket, relay: Pick<WallRelay, 'watch' |
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(e));
   };
   ws.on('message', (data, isBinary) => {
+    // The server's limit is a peer's (WALL_PEER_MAX_MESSAGE_BYTES); a console's is smaller.
+    if (!localOnly && rawLength(data) > WALL_MAX_MESSAGE_BYTES) return ws.close(1009, 'message too big');
     if (isBinary) return refuse('bad_request', 'wall messages are JSON text');
-    const parsed = parseWallClientMessage(data.toString());
+    const parsed = parseWallClientMessage(data.toString(), localOnly ? WALL_PEER_MAX_TILES : WALL_MAX_TILES);
     if (!parsed.ok) return refuse('bad_request', `${parsed.error}${parsed.details ? `: ${JSON.stringify(parsed.details).slice(0, 500)}` : ''}`);
     relay.watch(watcher, parsed.value.tiles);
   });
   ws.on('close', () => relay.leave(watcher));
   ws.on('error', () => ws.terminate());
+}
+
+function rawLength(data: Buffer | ArrayBuffer | Buffer[]): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data instanceof ArrayBuffer ? data.byteLength : data.length;
 }

@@ -45,13 +45,25 @@ export interface WallRelayDeps {
 }
 
 type ThumbMsg = Extract<WorkerMessage, { type: 'thumb' }>;
+interface Latest {
+  thumb: WallThumbJson;
+  fromPeer: boolean;
+  relayedAt: number;
+  held?: { thumb: WallThumbJson; fromPeer: boolean };
+  cancelHeld?: () => void;
+}
 const tileKey = (worker: string, lane: number) => `${worker}\u0000${lane}`;
 
 export class WallRelay {
   readonly intervalMs: number;
   private readonly watches = new WallWatches<WallWatcher>();
-  /** The latest thumb of each watched tile, and when this hub relayed it. */
-  private readonly latest = new Map<string, { thumb: WallThumbJson; relayedAt: number }>();
+  /**
+   * The latest relayed thumb of each watched tile, when, and whether it came from a peer (never
+   * served to another peer: one hop). A frame arriving sooner than half an interval after the
+   * last waits in `held` and goes out when the half interval ends: the last frame of a page that
+   * went still (or its `idle`) is never the one dropped.
+   */
+  private readonly latest = new Map<string, Latest>();
   /** Links asked for a non-empty set: told `[]` when nobody watches their lanes any more. */
   private readonly asked = new Set<WorkerLink>();
   private readonly upstreams = new Map<string, WallUpstream>();
@@ -73,7 +85,7 @@ export class WallRelay {
     const change = this.watches.set(watcher, tiles);
     for (const t of change.added) {
       const cached = this.latest.get(tileKey(t.worker_id, t.lane));
-      if (cached && !watcher.congested()) watcher.send(JSON.stringify(cached.thumb));
+      if (cached && !(cached.fromPeer && watcher.localOnly) && !watcher.congested()) watcher.send(JSON.stringify(cached.thumb));
     }
     this.afterChange(change.workers);
   }
@@ -104,6 +116,7 @@ export class WallRelay {
     this.remoteTimer?.();
     for (const up of this.upstreams.values()) up.close();
     this.upstreams.clear();
+    for (const l of this.latest.values()) l.cancelHeld?.();
     this.latest.clear();
   }
 
@@ -113,9 +126,22 @@ export class WallRelay {
     const key = tileKey(t.worker_id, t.lane);
     const now = this.d.clock.now();
     const prev = this.latest.get(key);
-    // A worker that sends faster than asked does not set the pace (half an interval of slack for jitter).
-    if (prev && now - prev.relayedAt < this.intervalMs / 2) return;
-    this.latest.set(key, { thumb: t, relayedAt: now });
+    // A worker that sends faster than asked does not set the pace (half an interval of slack for
+    // jitter): the early frame waits, replacing any frame that waited before it, and goes out
+    // when the half interval ends.
+    const wait = prev ? prev.relayedAt + this.intervalMs / 2 - now : 0;
+    if (prev && wait > 0) {
+      prev.held = { thumb: t, fromPeer };
+      prev.cancelHeld ??= this.d.clock.setTimer(wait, () => {
+        prev.cancelHeld = undefined;
+        const held = prev.held;
+        prev.held = undefined;
+        if (held && this.latest.get(key) === prev && !this.stopped) this.publish(held.thumb, held.fromPeer);
+      });
+      return;
+    }
+    prev?.cancelHeld?.();
+    this.latest.set(key, { thumb: t, fromPeer, relayedAt: now });
     const text = JSON.stringify(t);
     for (const w of watchers) {
       if (fromPeer && w.localOnly) continue; // one hop: a peer's frames are not served to peers
@@ -127,7 +153,10 @@ export class WallRelay {
     // A tile nobody watches any more keeps no frame.
     for (const key of this.latest.keys()) {
       const [worker, lane] = key.split('\u0000') as [string, string];
-      if (workers.has(worker) && this.watches.watchersOf(worker, Number(lane)).size === 0) this.latest.delete(key);
+      if (workers.has(worker) && this.watches.watchersOf(worker, Number(lane)).size === 0) {
+        this.latest.get(key)?.cancelHeld?.();
+        this.latest.delete(key);
+      }
     }
     if (this.watches.watcherCount === 0) this.d.events.off('workers', this.onWorkers);
     this.syncLocal();

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { backoffMs } from '../wire/backoff.ts';
 import type { Random } from '../wire/random.ts';
-import { parseWallServerMessage, type WallThumbJson, type WallTile } from '../wire/wall.ts';
+import { parseWallServerMessage, WALL_PEER_MAX_TILES, type WallThumbJson, type WallTile } from '../wire/wall.ts';
 import type { Clock } from '../ports/clock.ts';
 import { FORWARDED_HEADER } from './forwarder.ts';
 
@@ -36,7 +36,8 @@ export class WallUpstream {
 
   /** Replace the tiles watched through this peer (sent at once when the socket is open). */
   setTiles(tiles: WallTile[]): void {
-    this.tiles = tiles;
+    if (tiles.length > WALL_PEER_MAX_TILES) this.d.log.warn({ hub_url: this.hubUrl, tiles: tiles.length, max: WALL_PEER_MAX_TILES }, 'more remote wall tiles watched than a peer takes: the rest stay blank');
+    this.tiles = tiles.slice(0, WALL_PEER_MAX_TILES);
     if (this.closed) return;
     if (!this.ws && !this.retry) this.open();
     else this.sendWatch();
@@ -59,11 +60,11 @@ export class WallUpstream {
     const ws = new WebSocket(url, { headers, maxPayload: UPSTREAM_MAX_PAYLOAD, perMessageDeflate: false, handshakeTimeout: this.d.config.forwardTimeoutS * 1000 });
     this.ws = ws;
     this.sentKey = '';
-    ws.on('open', () => {
-      this.attempt = 0;
-      this.sendWatch();
-    });
+    // The backoff starts over only once the peer sent something: a peer that takes the socket and
+    // closes it at once (refusing the watch) is retried at the backoff's pace, not every 250 ms.
+    ws.on('open', () => this.sendWatch());
     ws.on('message', (data, isBinary) => {
+      this.attempt = 0;
       if (isBinary) return;
       const parsed = parseWallServerMessage(data.toString());
       if (!parsed.ok) return this.d.log.debug({ hub_url: this.hubUrl, error: parsed.error }, 'bad wall message from peer');

@@ -295,9 +295,14 @@ export class WorkerLink implements SchedulableWorker {
   }
 
   /** Replace-set of the lanes the worker thumbnails for the wall (`[]` stops all); false when the frame could not be sent. */
-  thumbs(lanes: readonly number[], intervalMs: number): Promise<boolean> {
-    this.thumbLanes = [...lanes];
-    return this.quietly({ type: 'thumbs', lanes: [...lanes], interval_ms: intervalMs });
+  async thumbs(lanes: readonly number[], intervalMs: number): Promise<boolean> {
+    const before = this.thumbLanes;
+    const asked = [...lanes];
+    this.thumbLanes = asked;
+    const sent = await this.quietly({ type: 'thumbs', lanes: [...lanes], interval_ms: intervalMs });
+    // Not sent: the worker still has the set before, and the relay's next pass (it differs now) asks again.
+    if (!sent && this.thumbLanes === asked) this.thumbLanes = before;
+    return sent;
   }
 
   /** The lanes last asked of this link (what a `thumb` must be for). */

@@ -8,12 +8,18 @@ import { THUMB_MAX_CHARS } from './protocol.ts';
 export const WALL_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** Most tiles one `watch` may name. */
 export const WALL_MAX_TILES = 1000;
+/**
+ * A peer hub's `watch` on GET /internal/wall carries the union of its consoles' remote tiles
+ * (up to WALL_MAX_TILES each), so it may name more, in a larger message.
+ */
+export const WALL_PEER_MAX_TILES = 20_000;
+export const WALL_PEER_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export const WallTile = z.strictObject({ worker_id: z.string().min(1).max(200), lane: z.number().int().min(0).max(1023) });
 export type WallTile = z.infer<typeof WallTile>;
 
 /** client → hub: replace-set; `[]` watches nothing. */
-export const WallClientMessage = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('watch'), tiles: z.array(WallTile).max(WALL_MAX_TILES) })]);
+export const WallClientMessage = z.discriminatedUnion('type', [z.strictObject({ type: z.literal('watch'), tiles: z.array(WallTile).max(WALL_PEER_MAX_TILES) })]);
 export type WallClientMessage = z.infer<typeof WallClientMessage>;
 
 /** hub → client: a tile's latest frame (`jpeg` base64) or `idle` (the lane shows no page). */
@@ -37,5 +43,10 @@ function parseJson<T>(schema: z.ZodType<T>, text: string): Parsed<T> {
   return r.success ? { ok: true, value: r.data } : { ok: false, error: 'invalid wall message', details: issuesToDetails(r.error.issues) };
 }
 
-export const parseWallClientMessage = (text: string): Parsed<WallClientMessage> => parseJson(WallClientMessage, text);
+/** A `watch` of at most `maxTiles` (WALL_MAX_TILES from a console, WALL_PEER_MAX_TILES from a peer hub). */
+export function parseWallClientMessage(text: string, maxTiles: number = WALL_MAX_TILES): Parsed<WallClientMessage> {
+  const parsed = parseJson(WallClientMessage, text);
+  if (parsed.ok && parsed.value.tiles.length > maxTiles) return { ok: false, error: 'invalid wall message', details: [{ path: 'tiles', message: `at most ${maxTiles} tiles` }] };
+  return parsed;
+}
 export const parseWallServerMessage = (text: string): Parsed<WallServerMessage> => parseJson(WallServerMessage, text);

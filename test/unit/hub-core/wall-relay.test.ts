@@ -56,10 +56,13 @@ describe('WallRelay', () => {
     thumb(1, 1);
     thumb(0, 2); // not asked
     clock.advance(100);
-    thumb(1, 3); // too soon
-    clock.advance(900);
+    thumb(1, 3); // too soon: held until half an interval after the last one
+    expect(a.got.map((t) => t.at)).toEqual([1]);
+    clock.advance(400);
+    expect(a.got.map((t) => t.at)).toEqual([1, 3]);
+    clock.advance(500);
     thumb(1, 4);
-    expect(a.got.map((t) => t.at)).toEqual([1, 4]);
+    expect(a.got.map((t) => t.at)).toEqual([1, 3, 4]);
     const late = watcher();
     relay.watch(late.w, [{ worker_id: 'w1', lane: 1 }]);
     expect(late.got).toEqual([{ type: 'thumb', worker_id: 'w1', lane: 1, at: 4, jpeg: '/9j/' }]);
@@ -68,6 +71,39 @@ describe('WallRelay', () => {
     const again = watcher();
     relay.watch(again.w, [{ worker_id: 'w1', lane: 1 }]);
     expect(again.got).toEqual([]); // the cache went with the last watcher
+  });
+
+  it('an early frame is held, not dropped: of frames arriving within half an interval only the newest goes out, and a trailing idle always does', () => {
+    const { clock, relay, link, watcher, thumb } = setup();
+    const a = watcher();
+    relay.watch(a.w, [{ worker_id: 'w1', lane: 0 }]);
+    thumb(0, 1);
+    clock.advance(50);
+    thumb(0, 2);
+    clock.advance(50);
+    relay.onLinkThumb(link, { type: 'thumb', v: 1, lane: 0, at: 3, idle: true }); // the job ended: its page is gone
+    clock.advance(399);
+    expect(a.got.map((t) => t.at)).toEqual([1]);
+    clock.advance(1);
+    expect(a.got).toEqual([{ type: 'thumb', worker_id: 'w1', lane: 0, at: 1, jpeg: '/9j/' }, { type: 'thumb', worker_id: 'w1', lane: 0, at: 3, idle: true }]);
+    relay.leave(a.w);
+    clock.advance(5000);
+    expect(a.got).toHaveLength(2);
+  });
+
+  it('a frame cached from a peer hub is never served to another peer (one hop)', () => {
+    const { relay, watcher } = setup();
+    const consoleA = watcher();
+    relay.watch(consoleA.w, [{ worker_id: 'far', lane: 0 }]);
+    (relay as unknown as { publish(t: unknown, fromPeer: boolean): void }).publish({ type: 'thumb', worker_id: 'far', lane: 0, at: 7, jpeg: '/9j/' }, true);
+    expect(consoleA.got.map((t) => t.at)).toEqual([7]);
+    const peer = { got: [] as any[] };
+    relay.watch({ localOnly: true, congested: () => false, send: (t) => peer.got.push(JSON.parse(t)) }, [{ worker_id: 'far', lane: 0 }]);
+    expect(peer.got).toEqual([]);
+    const consoleB = watcher();
+    relay.watch(consoleB.w, [{ worker_id: 'far', lane: 0 }]);
+    expect(consoleB.got.map((t) => t.at)).toEqual([7]);
+    relay.stop();
   });
 
   it('a congested watcher misses frames (and is not sent them later); the others get them', () => {
