@@ -4,7 +4,8 @@
 // follows the durable write. A lone result is written with the single-row statement.
 // A batch the database refuses (one row's data, say) is written again row by row, so one bad
 // result never costs the others theirs; a database that is down fails every caller (their
-// workers send the results again).
+// workers send the results again). A statement holds at most maxBatch rows and about maxBytes
+// of results.
 import type { Finish, JobRow } from '../ports/job-store.ts';
 
 /** The two statements, as the ledger runs them (it is the one caller of state-changing store methods). */
@@ -23,6 +24,8 @@ interface Pending {
 export interface ResultWritesOptions {
   /** Rows per statement at most. */
   maxBatch: number;
+  /** Result bytes per statement at most (roughly: the text in it); a result larger on its own goes alone. */
+  maxBytes: number;
   /** Statements in flight at once; more results wait and go in the next one. */
   maxInFlight: number;
 }
@@ -36,7 +39,7 @@ export class ResultWrites {
 
   constructor(
     private readonly store: ResultStatements,
-    private readonly opts: ResultWritesOptions = { maxBatch: 256, maxInFlight: 2 },
+    private readonly opts: ResultWritesOptions = { maxBatch: 256, maxBytes: 8 * 1024 * 1024, maxInFlight: 2 },
   ) {}
 
   /** The job's row once finished, or undefined when its condition failed (stale, repeated, canceled meanwhile). */
@@ -59,10 +62,16 @@ export class ResultWrites {
   }
 
   private async flush(): Promise<void> {
+    // Bounded in rows and in bytes: 256 results of a few MB each would make one string of
+    // hundreds of MB (past V8's and Postgres's limits) and hold the hub's memory meanwhile.
     const batch: Pending[] = [];
+    let bytes = 0;
     for (const p of this.pending.values()) {
       if (batch.length >= this.opts.maxBatch) break;
+      const size = roughBytes(p.finish.result, this.opts.maxBytes) + (p.finish.error?.length ?? 0);
+      if (batch.length > 0 && bytes + size > this.opts.maxBytes) break;
       batch.push(p);
+      bytes += size;
     }
     for (const p of batch) this.pending.delete(p.id);
     // Repeats whose first result is now in this batch wait for the next one.
@@ -87,7 +96,10 @@ export class ResultWrites {
     try {
       rows = await this.store.many(batch.map((p) => ({ id: p.id, finish: p.finish })));
     } catch (err) {
-      if (!answeredByServer(err)) {
+      // A lost connection fails them all (their workers send them again); anything else (the
+      // server refused the statement, or the client could not build it) is tried row by row,
+      // so one result never costs the others theirs.
+      if (connectionLost(err)) {
         for (const p of batch) p.reject(err);
         return;
       }
@@ -107,8 +119,32 @@ export class ResultWrites {
   }
 }
 
-/** A SQLSTATE from the server: it read the statement and refused it (not a lost connection). */
-function answeredByServer(err: unknown): boolean {
+/**
+ * The database could not be reached or went away: a socket error (ECONNREFUSED, ECONNRESET,
+ * EPIPE…), a connection-exception SQLSTATE (class 08) or a server shutting down (57P0x), or the
+ * driver's own "connection terminated" / "not queryable". Not a refusal of this statement.
+ */
+export function connectionLost(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  if (typeof code === 'string' && (/^E[A-Z]{3,}$/.test(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code))) return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /connection terminated|connection.*(closed|ended)|not queryable|terminating connection|ECONNREFUSED|ECONNRESET/i.test(message);
+}
+
+/** The text a result will take, roughly (the sum of its strings and keys), counted up to `limit`. */
+export function roughBytes(value: unknown, limit: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total <= limit) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += v.length + 2;
+    else if (v === null || typeof v !== 'object') total += 8;
+    else if (Array.isArray(v)) for (const x of v) stack.push(x);
+    else
+      for (const [k, x] of Object.entries(v)) {
+        total += k.length + 3;
+        stack.push(x);
+      }
+  }
+  return total;
 }

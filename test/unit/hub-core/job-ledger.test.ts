@@ -72,7 +72,7 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
   } as unknown as HubMetrics;
   const stmt = <T>(name: string, value: T): Promise<T> => {
     trace.push(`statement ${name}`);
-    return state.throws ? Promise.reject(new Error('db down')) : Promise.resolve(value);
+    return state.throws ? Promise.reject(Object.assign(new Error('db down'), { code: 'ECONNREFUSED' })) : Promise.resolve(value);
   };
   const current = (id: string, s: Status | undefined) => (s === undefined ? undefined : s === 'running' ? running(id) : row(id, s));
   const store = {
