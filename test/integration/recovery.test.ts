@@ -52,8 +52,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('recovery', () => {
     const insertedAt = clock.now();
     await h.hub.store.insertJob({ id: orphanId, kind: 'sleep', spec: { ms: 1 }, hubId: 'gone', idempotencyKey: null, now: new Date(insertedAt) });
 
-    const linkedAt = clock.now();
     await agent(h);
+    // A linked worker takes work once a heartbeat reported its disk (link readiness): the
+    // periods count from then, not from the link (on a loaded machine two passes can end first).
+    const linkedAt = await waitFor('the worker ready for work', async () => (h.hub.localLinks.freeLanes() > 0 || (await getJob(h.url, released.id)).assigned_at ? clock.now() : undefined), 10_000);
     // "Within two redrive periods": by the end of the second pass that ends after the event
     // (that pass began after it), however long the passes take on this machine.
     const twoPassesAfterLink = await clock.passEndAfter(500, linkedAt, 2, 'two redrive passes after the link');
