@@ -129,8 +129,9 @@ export class WallRelay {
     // A worker that sends faster than asked does not set the pace (half an interval of slack for
     // jitter): the early frame waits, replacing any frame that waited before it, and goes out
     // when the half interval ends.
+    // An `idle` (the lane's page is gone) never waits: it replaces whatever waited before it.
     const wait = prev ? prev.relayedAt + this.intervalMs / 2 - now : 0;
-    if (prev && wait > 0) {
+    if (prev && wait > 0 && !t.idle) {
       prev.held = { thumb: t, fromPeer };
       prev.cancelHeld ??= this.d.clock.setTimer(wait, () => {
         prev.cancelHeld = undefined;

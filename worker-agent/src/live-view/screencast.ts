@@ -48,6 +48,9 @@ export function followLaneScreen(lane: ViewableLane, sink: FrameSink, params: Pr
     s.on('Page.screencastFrame', (event: Protocol.Page.ScreencastFrameEvent) => {
       // Chrome sends the next frame only after this ack; acking a dropped frame keeps the stream live.
       void s.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => {});
+      // A frame still in flight from a page the lane has left (its session is being detached)
+      // must not follow the idle or the next page's frames: the tile would show the old screen.
+      if (session !== s || stopped) return;
       if (!sink.congested()) sink.frame(Buffer.from(event.data, 'base64'));
     });
     // A navigation that swaps the renderer (about:blank → the job's site) ends a screencast
