@@ -96,7 +96,8 @@ describe('paprika hub start-up with unreachable services', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
     try {
       const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: `redis://127.0.0.1:${silent.port}` });
-      await waitFor('the hub to reach the silent Redis', async () => silent.accepted() || undefined, 30_000, 20);
+      // The hub opens its embedded PGlite before Redis: on a loaded CI that alone can take 20–30 s.
+      await waitFor('the hub to reach the silent Redis', async () => silent.accepted() || undefined, 75_000, 20);
       hub.child.kill('SIGTERM');
       expect(await hub.exited).toBe(0);
       expect(hub.output()).toMatch(/stopped before it finished starting/);
@@ -105,5 +106,5 @@ describe('paprika hub start-up with unreachable services', () => {
       await silent.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
