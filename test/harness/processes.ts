@@ -28,7 +28,8 @@ export async function spawnHub(port: number, env: Record<string, string>, opts: 
     }),
   );
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + (opts.readyTimeoutMs ?? 20_000);
+  // A hub process starts in 1–3 s on a quiet box; a loaded CI has taken over 20 s (module loading, PGlite).
+  const until = Date.now() + (opts.readyTimeoutMs ?? 45_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hub exited (${child.exitCode}):\n${out}`);
     try {
