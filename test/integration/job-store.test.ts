@@ -1,9 +1,10 @@
 // One suite, two databases: the same SQL on real Postgres (pg) and on embedded PGlite.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openJobStore, type SqlJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
+import type { SqlJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { migrate } from '../../hub-core/src/adapters/sql/migrate.ts';
-import { createTestDatabase, requireServices } from '../harness/services.ts';
+import { openBackendJobStore } from '../harness/job-stores.ts';
+import { requireServices } from '../harness/services.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const at = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -15,13 +16,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
     let drop = async () => {};
 
     beforeAll(async () => {
-      if (backend === 'postgres') {
-        const db = await createTestDatabase();
-        drop = db.drop;
-        store = await openJobStore({ databaseUrl: db.url });
-      } else {
-        store = await openJobStore({});
-      }
+      ({ store, drop } = await openBackendJobStore(backend));
     });
     afterAll(async () => {
       await store?.close();
