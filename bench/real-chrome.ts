@@ -1,10 +1,12 @@
 // real chrome: the workload users run Paprika for, against what they would pick instead. A ~30 KB
 // page (scripts, CSS, three images) on 127.0.0.1; `fetch` and `fetch` + screenshot jobs; N lanes
-// and 2×N closed-loop clients. Contenders, same Chromium, same flags, alternating rounds:
+// and 2×N closed-loop clients. Contenders, same Chromium, alternating rounds:
 //  - paprika: `paprika hub` (embedded defaults) and `paprika worker --lanes N` as processes, the
 //    SDK's run() over HTTP; every job in a fresh browser context (isolation is always on);
 //  - peer: puppeteer-cluster, CONCURRENCY_CONTEXT (a fresh context per job, one Chrome);
-//  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation);
+//  - raw: a puppeteer-core loop, a fresh context per job, one Chrome (the floor with isolation),
+//    launched with Paprika's lane flags (LANE_CHROME_ARGS); puppeteer-cluster gets the seed's
+//    flags (CHROME_ARGS), as its users would launch it (BENCH_CLUSTER_LANE_FLAGS=1: Paprika's too);
 //  - paprika-shared (`--shared-chrome`): Paprika with `paprika worker --shared-chrome`, the
 //    worker's lanes in one Chrome, each job still in a fresh context; printed as its own lines.
 // Each contender's process tree is measured: CPU ms per job, peak RSS sum and peak PSS sum.
@@ -14,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createClient } from '../hub-core/client/index.ts';
-import { CHROME_ARGS } from '../worker-agent/src/chrome/chrome-process.ts';
+import { CHROME_ARGS, LANE_CHROME_ARGS } from '../worker-agent/src/chrome/chrome-process.ts';
 import { findChrome } from '../worker-agent/src/chrome/find-chrome.ts';
 import { spawnWorker } from '../test/harness/agents.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
@@ -123,7 +125,7 @@ async function paprikaRound(w: Workload, chromePath: string, template: string, s
 }
 
 async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: string): Promise<RoundResult> {
-  const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...CHROME_ARGS] });
+  const args = JSON.stringify({ contender, lanes: w.lanes, clients: w.lanes * 2, jobs: w.jobs, warmup: w.warmup, url: w.url, screenshot: w.screenshot, chromePath, args: [...(contender === 'raw' || process.env.BENCH_CLUSTER_LANE_FLAGS === '1' ? LANE_CHROME_ARGS : CHROME_ARGS)] });
   ensurePeerInstalled();
   const child = spawn(process.execPath, [path.resolve(PEERS_DIR, 'real-chrome-peer.mjs'), args], { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin!.on('error', () => {}); // a peer that died early is reported by next(), not by an EPIPE
@@ -159,7 +161,7 @@ function best(rounds: RoundResult[], c: Contender): RoundResult {
   return rounds.filter((r) => r.contender === c).reduce((a, b) => (b.jobsPerS > a.jobsPerS ? b : a));
 }
 
-export async function realChromeFigures(o: { lanes: number[]; jobs: number; rounds: number; shared?: boolean; log?: (s: string) => void }): Promise<Figure[]> {
+export async function realChromeFigures(o: { lanes: number[]; jobs: number; rounds: number; screenshots?: boolean[]; shared?: boolean; log?: (s: string) => void }): Promise<Figure[]> {
   const chromePath = findChrome({});
   if (!chromePath) {
     console.log('real chrome: skipped (no Chrome found)');
@@ -171,7 +173,7 @@ export async function realChromeFigures(o: { lanes: number[]; jobs: number; roun
   const CONTENDERS: Contender[] = ['paprika', ...(o.shared ? ['paprika-shared' as const] : []), 'cluster', 'raw'];
   try {
     for (const lanes of o.lanes)
-    for (const screenshot of [false, true]) {
+    for (const screenshot of o.screenshots ?? [false, true]) {
       const w: Workload = { url: page.url, screenshot, lanes, jobs: o.jobs, warmup: lanes * 2 };
       const rounds: RoundResult[] = [];
       for (let r = 0; r < o.rounds; r++) {

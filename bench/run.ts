@@ -26,7 +26,7 @@ const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 
 const SLOW: ReadonlySet<string> = new Set(['wall']);
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, lanes: { type: 'string', multiple: true }, 'shared-chrome': { type: 'boolean' } } });
+  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, lanes: { type: 'string', multiple: true }, 'shared-chrome': { type: 'boolean' }, 'chrome-jobs': { type: 'string' }, 'chrome-rounds': { type: 'string' }, 'chrome-workload': { type: 'string', multiple: true } } });
   const quick = Boolean(values.quick);
   // --quick leaves out what takes over a minute even when short (ask for it with --only).
   const only = new Set(values.only ?? BENCHES.filter((b) => !(quick && SLOW.has(b))));
@@ -45,7 +45,18 @@ export async function main(argv: string[]): Promise<void> {
     if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`--lanes expects a whole number from 1 to 16, got ${v}`);
     return n;
   });
-  if (only.has('chrome')) say(await realChromeFigures({ lanes, jobs: quick ? 16 : 80, rounds: quick ? 1 : 3, shared: Boolean(values['shared-chrome']), log: (s) => console.log(s) }));
+  // `--chrome-jobs N`, `--chrome-rounds N` and `--chrome-workload fetch|fetch+screenshot` (repeatable) narrow or widen the real-browser run.
+  const whole = (flag: string, v: string | undefined, fallback: number, max: number) => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${flag} expects a whole number from 1 to ${max}, got ${v}`);
+    return n;
+  };
+  const chromeJobs = whole('chrome-jobs', values['chrome-jobs'], quick ? 16 : 80, 2000);
+  const chromeRounds = whole('chrome-rounds', values['chrome-rounds'], quick ? 1 : 3, 20);
+  const workloads = values['chrome-workload'] ?? ['fetch', 'fetch+screenshot'];
+  for (const wl of workloads) if (wl !== 'fetch' && wl !== 'fetch+screenshot') throw new Error(`--chrome-workload expects fetch or fetch+screenshot, got ${wl}`);
+  if (only.has('chrome')) say(await realChromeFigures({ lanes, jobs: chromeJobs, rounds: chromeRounds, screenshots: workloads.map((wl) => wl === 'fetch+screenshot'), shared: Boolean(values['shared-chrome']), log: (s) => console.log(s) }));
   if (only.has('completion')) say(await completionFigures({ jobs: quick ? 10 : 40 }));
   let dispatchRate: number | undefined;
   if (only.has('dispatch')) {

@@ -102,6 +102,19 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(out.assets?.map((a) => a.name)).toEqual(['screenshot-7.png']);
   });
 
+  it('an idle lane\'s Chrome runs a renderer only for its pages: no spare renderer, no browser UI no one sees', async () => {
+    await Promise.all(pool.lanes.map((l) => l.runJob({ kind: 'fetch', spec: { url: `${base}/form` } }, ctx())));
+    await Promise.all(pool.lanes.map((l) => l.idle()));
+    // Each page here is in a context of its own (a lane's next context, the browser's first tab):
+    // one renderer each. Chrome would add one for the omnibox popup's WebUI of every window (each
+    // job's context opens one) and a spare one made for the next navigation of a context that
+    // closes with its job: both started and thrown away once a job.
+    const browsers = [...new Set(pool.lanes.map((l) => l.browserHost.current!))];
+    const pages = (await Promise.all(browsers.map(async (c) => (await c.browser.targets()).filter((t) => t.type() === 'page').length))).reduce((a, b) => a + b, 0);
+    expect(pages).toBeGreaterThanOrEqual(pool.lanes.length);
+    expect(renderersUnder(browsers.map((c) => c.pid!))).toBe(pages);
+  });
+
   it('a failing step fails the job with its number, op and reason', async () => {
     const out = await pool.lanes[0].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'extract', selector: '#missing', name: 'x' }] } }, ctx());
     expect(out).toMatchObject({ status: 'failed', error: 'step 2 (extract): no element matches #missing' });
@@ -205,3 +218,25 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(profiles.filter((p) => fs.existsSync(p!))).toEqual([]);
   });
 });
+
+/** Renderer processes (`--type=renderer`) among the descendants of `roots`, from /proc. */
+function renderersUnder(roots: number[]): number {
+  const parent = new Map<number, number>();
+  const renderer = new Set<number>();
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      // Chrome rewrites its command line into one space-separated string.
+      if (/(^|[\0 ])--type=renderer([\0 ]|$)/.test(fs.readFileSync(`/proc/${e}/cmdline`, 'utf8'))) renderer.add(Number(e));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const under = (pid: number): boolean => {
+    for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; p = parent.get(p), hops++) if (roots.includes(p)) return true;
+    return false;
+  };
+  return [...renderer].filter(under).length;
+}

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
-import { CHROME_ARGS, proxyArgs } from '../chrome/chrome-process.ts';
+import { CDP_CHROME_ARGS, proxyArgs } from '../chrome/chrome-process.ts';
 
 export interface CdpBrowserOptions {
   chromePath: string;
@@ -49,7 +49,7 @@ export class CdpBrowser {
 
   static async launch(o: CdpBrowserOptions, onMessage: (text: string) => void): Promise<CdpBrowser> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-cdp-'));
-    const args = [...CHROME_ARGS, '--headless', '--remote-debugging-pipe', `--user-data-dir=${dir}`, ...(o.proxyPort ? proxyArgs(o.proxyPort) : []), 'about:blank'];
+    const args = [...CDP_CHROME_ARGS, '--headless', '--remote-debugging-pipe', `--user-data-dir=${dir}`, ...(o.proxyPort ? proxyArgs(o.proxyPort) : []), 'about:blank'];
     // detached: Chrome leads its own process group, so one kill reaches its helpers too.
     const proc = spawn(o.chromePath, args, { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
     return new CdpBrowser(proc, dir, onMessage);
