@@ -26,7 +26,7 @@ const BENCHES = ['chrome', 'completion', 'dispatch', 'bulk', 'pick', 'redrive', 
 const SLOW: ReadonlySet<string> = new Set(['wall']);
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, lanes: { type: 'string', multiple: true }, 'shared-chrome': { type: 'boolean' }, 'chrome-jobs': { type: 'string' }, 'chrome-rounds': { type: 'string' }, 'chrome-workload': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ args: argv, strict: true, options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, lanes: { type: 'string', multiple: true }, 'shared-chrome': { type: 'boolean' }, compiled: { type: 'boolean' }, 'chrome-jobs': { type: 'string' }, 'chrome-rounds': { type: 'string' }, 'chrome-workload': { type: 'string', multiple: true } } });
   const quick = Boolean(values.quick);
   // --quick leaves out what takes over a minute even when short (ask for it with --only).
   const only = new Set(values.only ?? BENCHES.filter((b) => !(quick && SLOW.has(b))));
@@ -85,6 +85,7 @@ export async function main(argv: string[]): Promise<void> {
   const out = {
     at: new Date().toISOString(),
     quick,
+    compiled: Boolean(values.compiled),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, mem_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
     figures,
     ceilings: ceilingRows,
