@@ -39,19 +39,15 @@ export async function main(argv: string[]): Promise<void> {
     figures.push(...fs_);
   };
 
-  // `--lanes N` (repeatable) sets the real-browser N (default 2); `--shared-chrome` adds Paprika with one shared Chrome.
-  const lanes = (values.lanes ?? ['2']).map((v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`--lanes expects a whole number from 1 to 16, got ${v}`);
-    return n;
-  });
-  // `--chrome-jobs N`, `--chrome-rounds N` and `--chrome-workload fetch|fetch+screenshot` (repeatable) narrow or widen the real-browser run.
   const whole = (flag: string, v: string | undefined, fallback: number, max: number) => {
     if (v === undefined) return fallback;
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${flag} expects a whole number from 1 to ${max}, got ${v}`);
     return n;
   };
+  // `--lanes N` (repeatable) sets the real-browser N (default 2); `--shared-chrome` adds Paprika with one shared Chrome.
+  const lanes = (values.lanes ?? ['2']).map((v) => whole('lanes', v, 2, 16));
+  // `--chrome-jobs N`, `--chrome-rounds N` and `--chrome-workload fetch|fetch+screenshot` (repeatable) narrow or widen the real-browser run.
   const chromeJobs = whole('chrome-jobs', values['chrome-jobs'], quick ? 16 : 80, 2000);
   const chromeRounds = whole('chrome-rounds', values['chrome-rounds'], quick ? 1 : 3, 20);
   const workloads = values['chrome-workload'] ?? ['fetch', 'fetch+screenshot'];

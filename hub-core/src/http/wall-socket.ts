@@ -4,6 +4,7 @@
 import type { WebSocket } from 'ws';
 import { parseWallClientMessage, WALL_MAX_MESSAGE_BYTES, WALL_MAX_TILES, WALL_PEER_MAX_TILES, type WallErrorJson } from '../wire/wall.ts';
 import type { WallRelay, WallWatcher } from '../hub/wall-relay.ts';
+import { frameBytes } from '../hub/oversized-frame.ts';
 
 /** A console's socket holding more than this unsent gets no new thumb until it drains. */
 export const WALL_MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -20,7 +21,7 @@ export function acceptWallSocket(ws: WebSocket, relay: Pick<WallRelay, 'watch' |
   };
   ws.on('message', (data, isBinary) => {
     // The server's limit is a peer's (WALL_PEER_MAX_MESSAGE_BYTES); a console's is smaller.
-    if (!localOnly && rawLength(data) > WALL_MAX_MESSAGE_BYTES) return ws.close(1009, 'message too big');
+    if (!localOnly && frameBytes(data) > WALL_MAX_MESSAGE_BYTES) return ws.close(1009, 'message too big');
     if (isBinary) return refuse('bad_request', 'wall messages are JSON text');
     const parsed = parseWallClientMessage(data.toString(), localOnly ? WALL_PEER_MAX_TILES : WALL_MAX_TILES);
     if (!parsed.ok) return refuse('bad_request', `${parsed.error}${parsed.details ? `: ${JSON.stringify(parsed.details).slice(0, 500)}` : ''}`);
@@ -28,8 +29,4 @@ export function acceptWallSocket(ws: WebSocket, relay: Pick<WallRelay, 'watch' |
   });
   ws.on('close', () => relay.leave(watcher));
   ws.on('error', () => ws.terminate());
-}
-
-function rawLength(data: Buffer | ArrayBuffer | Buffer[]): number {
-  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data instanceof ArrayBuffer ? data.byteLength : data.length;
 }

@@ -299,7 +299,7 @@ export class WorkerLink implements SchedulableWorker {
     const before = this.thumbLanes;
     const asked = [...lanes];
     this.thumbLanes = asked;
-    const sent = await this.quietly({ type: 'thumbs', lanes: [...lanes], interval_ms: intervalMs });
+    const sent = await this.quietly({ type: 'thumbs', lanes: asked, interval_ms: intervalMs });
     // Not sent: the worker still has the set before, and the relay's next pass (it differs now) asks again.
     if (!sent && this.thumbLanes === asked) this.thumbLanes = before;
     return sent;
