@@ -170,6 +170,45 @@ describe.skipIf(!requireServices(['redis']))('redis registry fleet read', () => 
   });
 });
 
+describe.skipIf(!requireServices(['redis']))('redis registry job-done announcements', () => {
+  it("announces every job that ends in one event-loop turn in one message, heard by another hub's registry; a bare id (an older hub) and junk are tolerated", async () => {
+    const prefix = testRedisPrefix();
+    const a = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120);
+    const b = await RedisRegistry.connect(REDIS_TEST_URL, prefix, 120);
+    // A raw subscriber counts the messages on the channel.
+    const raw = a.client.duplicate();
+    const messages: string[] = [];
+    try {
+      raw.on('message', (_c: string, m: string) => messages.push(m));
+      await raw.subscribe(`${prefix}jobs:done`);
+      const heard: string[] = [];
+      b.onJobDone((id) => id !== 'probe' && heard.push(id));
+      let probed = false;
+      const stopProbe = b.onJobDone((id) => (probed ||= id === 'probe'));
+      // b's subscription is made on its first listener: wait until a probe gets through.
+      await waitFor('b subscribed', async () => (await a.announceJobDone('probe'), probed), 5000, 20);
+      stopProbe();
+      const ids = Array.from({ length: 1500 }, (_, i) => `job-${i}`);
+      await Promise.all(ids.map((id) => a.announceJobDone(id)));
+      await waitFor('all 1500 heard', async () => heard.length >= 1500, 5000, 10);
+      expect(heard).toEqual(ids);
+      // Probes still on the way are not counted.
+      expect(messages.filter((m) => m !== '["probe"]').length).toBe(2); // 1000 ids a message at most
+      // What an older hub publishes (one bare id), and what names no job.
+      await a.client.publish(`${prefix}jobs:done`, 'job-old');
+      await a.client.publish(`${prefix}jobs:done`, '[not json');
+      await a.client.publish(`${prefix}jobs:done`, '[1,"job-mixed",null]');
+      await waitFor('the mixed message heard', async () => heard.includes('job-mixed'), 5000, 10);
+      expect(heard.slice(1500)).toEqual(['job-old', 'job-mixed']);
+    } finally {
+      raw.disconnect();
+      await a.close();
+      await b.close();
+      await dropRedisPrefix(prefix);
+    }
+  });
+});
+
 // The adapter's two races against time run on the injected clock: no test waits them out.
 describe.skipIf(!requireServices(['redis']))('redis registry deadlines', () => {
   it('gives up connecting to a Redis that accepts TCP and never answers, after timeoutMs on its clock', async () => {

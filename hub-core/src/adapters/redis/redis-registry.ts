@@ -290,8 +290,28 @@ export class RedisRegistry implements Registry {
   private subscriber: Redis | undefined;
   private readonly doneListeners = new Set<(jobId: string) => void>();
 
-  async announceJobDone(jobId: string): Promise<void> {
-    await this.redis.publish(this.k.jobsDone, jobId);
+  /** Ids announced in this event-loop turn, published together at its end. */
+  private doneBatch: string[] = [];
+  private doneSent: Promise<void> | undefined;
+
+  /**
+   * Every job ending within one event-loop turn goes out in one message, a JSON array of ids:
+   * a PUBLISH (a write to Redis, and a message to every subscribed hub) per job cost the hub
+   * as much as the rest of the job's result handling together.
+   */
+  announceJobDone(jobId: string): Promise<void> {
+    this.doneBatch.push(jobId);
+    this.doneSent ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        const ids = this.doneBatch;
+        this.doneBatch = [];
+        this.doneSent = undefined;
+        const sends: Array<Promise<unknown>> = [];
+        for (let i = 0; i < ids.length; i += DONE_IDS_PER_MESSAGE) sends.push(this.redis.publish(this.k.jobsDone, JSON.stringify(ids.slice(i, i + DONE_IDS_PER_MESSAGE))));
+        Promise.all(sends).then(() => resolve(), reject);
+      }),
+    );
+    return this.doneSent;
   }
 
   onJobDone(listener: (jobId: string) => void): () => void {
@@ -301,8 +321,8 @@ export class RedisRegistry implements Registry {
       const sub = this.redis.duplicate({ commandTimeout: undefined });
       this.subscriber = sub;
       sub.on('error', () => {}); // reconnects by itself; a missed message only costs a waiter its fallback re-read
-      sub.on('message', (_channel: string, jobId: string) => {
-        for (const l of this.doneListeners) l(jobId);
+      sub.on('message', (_channel: string, message: string) => {
+        for (const jobId of doneIds(message)) for (const l of this.doneListeners) l(jobId);
       });
       void sub.subscribe(this.k.jobsDone).catch(() => {});
     }
@@ -317,5 +337,22 @@ export class RedisRegistry implements Registry {
   /** For tests and benchmarks: the raw client. */
   get client(): Redis {
     return this.redis;
+  }
+}
+
+/** Ids a `jobs:done` message may carry (a message stays far below Redis's and the subscribers' limits). */
+const DONE_IDS_PER_MESSAGE = 1000;
+
+/**
+ * The ids in a `jobs:done` message: a JSON array of strings, or one bare id (as hubs before
+ * batching sent it). Anything else names no job: a waiter only re-reads rows it already waits for.
+ */
+export function doneIds(message: string): string[] {
+  if (!message.startsWith('[')) return message.length > 0 && message.length <= 200 ? [message] : [];
+  try {
+    const ids: unknown = JSON.parse(message);
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
   }
 }
