@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { backoffMs, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, PACKAGE_VERSION, type Random, secretVerifier, type WorkerMessageBody } from 'paprika/wire';
+import { backoffMs, corkPerTurn, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, PACKAGE_VERSION, type Random, secretVerifier, type TurnWrites, UNCORKED, type WorkerMessageBody } from 'paprika/wire';
 import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
@@ -70,6 +70,8 @@ export class WorkerAgent {
   private verifier: string | undefined;
   private readonly credentialFile: CredentialFile;
   private ws: WebSocket | undefined;
+  /** The current link's writes, sent together at the end of each turn (see corkPerTurn). */
+  private writes: TurnWrites = UNCORKED;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   /** The hub's period once welcomed (PAPRIKA_HEARTBEAT_S of the hub), ours until then. */
@@ -149,6 +151,11 @@ export class WorkerAgent {
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
     this.ws = ws;
+    this.writes = UNCORKED;
+    // The link's own TCP socket: frames sent within one turn leave in one write.
+    ws.on('upgrade', (res) => {
+      if (this.ws === ws) this.writes = corkPerTurn(res.socket);
+    });
     ws.on('open', () => {
       // A hub that never welcomes this link (stuck, or failed mid-hello) must not hold it forever.
       clearTimeout(this.welcomeTimer);
@@ -289,6 +296,7 @@ export class WorkerAgent {
     const ws = this.ws;
     if (ws?.readyState !== WebSocket.OPEN) return;
     entry.sending = true;
+    this.writes.hold();
     ws.send(encode(entry.result), () => {
       entry.sending = false;
       entry.sentAt = Date.now();
@@ -342,7 +350,9 @@ export class WorkerAgent {
 
   private send(msg: WorkerMessageBody): void {
     const ws = this.ws;
-    if (ws?.readyState === WebSocket.OPEN) ws.send(encode(msg));
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    this.writes.hold();
+    ws.send(encode(msg));
   }
 
   private onClose(ws: WebSocket, code: number, reason: string): void {
@@ -415,6 +425,7 @@ export class WorkerAgent {
     // Said before the close, so every hub shows this worker offline now, not after WORKER_TTL.
     this.send({ type: 'goodbye', reason: 'stopping' });
     this.ws?.close();
+    this.writes.flush(); // the process may exit before this turn ends
     await this.runner.stop();
     await this.o.pool.stop();
   }

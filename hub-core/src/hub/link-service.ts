@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { MAX_FRAME_BYTES, parseWorkerMessage } from '../wire/protocol.ts';
+import { corkPerTurn, UNCORKED, type Corkable } from '../wire/turn-writes.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
@@ -20,11 +21,13 @@ const HELLO_TIMEOUT_MS = 10_000;
 const STOP_CLOSE_MS = 2_000;
 
 
-function socketOf(ws: WebSocket): LinkSocket {
+function socketOf(ws: WebSocket, raw: Corkable | undefined): LinkSocket {
+  const writes = raw ? corkPerTurn(raw) : UNCORKED;
   return {
     send: (text) =>
       new Promise((resolve, reject) => {
         if (ws.readyState !== ws.OPEN) return reject(new Error('link is not open'));
+        writes.hold();
         ws.send(text, (err) => (err ? reject(err) : resolve()));
       }),
     close: (code, reason) => ws.close(code, reason),
@@ -64,12 +67,12 @@ export class LinkService {
    * only let it in: the hello must prove the id for this link's nonce before anything of that
    * worker — its current link, jobs or status — is touched.
    */
-  accept(ws: WebSocket, workerId: string, remote?: string): void {
+  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable): void {
     if (this.stopped) {
       ws.close(1001, 'hub stopping');
       return;
     }
-    const socket = socketOf(ws);
+    const socket = socketOf(ws, raw);
     let link: WorkerLink | undefined;
     let refused = false;
     let queue = Promise.resolve();

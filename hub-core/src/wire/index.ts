@@ -8,6 +8,7 @@ export * from './job-spec.ts';
 export * from './json.ts';
 export * from './protocol.ts';
 export * from './random.ts';
+export * from './turn-writes.ts';
 export * from './url-policy.ts';
 export * from './version.ts';
 export * from './view-token.ts';

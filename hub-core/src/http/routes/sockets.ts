@@ -27,7 +27,7 @@ export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebS
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress));
+      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress, up.socket));
     });
 
     app.get('/admin/events', (req, reply) => {
