@@ -12,7 +12,7 @@ import { createTestDatabase, requireServices } from '../harness/services.ts';
 
 const ROWS = 20_000;
 
-describe.skipIf(!requireServices(['postgres']))('job statements by id use the primary key alone', () => {
+describe.skipIf(!requireServices(['postgres']))('job statements by id use the primary key alone (by idempotency key, that index)', () => {
   let store: SqlJobStore;
   let client: pg.Client;
   let drop = async () => {};
@@ -67,6 +67,16 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     };
   }
 
+  /** Looked up by idempotency key: through that key's index, never a scan of the table or of the whole index per key. */
+  async function keyPlan(): Promise<string> {
+    return genericPlan(SQL.jobsByIdempotencyKeys, [JSON.stringify(['k-1', 'k-2', 'k-3'])]);
+  }
+
+  function expectKeyIndex(plan: string): void {
+    expect(plan).not.toContain('Seq Scan');
+    expect(plan).toMatch(/Index Cond: \(idempotency_key = ANY/);
+  }
+
   function expectKeyOnly(all: Record<string, string>): void {
     for (const [name, plan] of Object.entries(all)) {
       expect({ name, seqScan: plan.includes('Seq Scan on jobs') }).toEqual({ name, seqScan: false });
@@ -91,5 +101,13 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     // and once the statistics catch up: most rows finished, few queued.
     await client.query('ANALYZE jobs');
     expectKeyOnly(await plans());
+  });
+
+  it('looks jobs up by idempotency key through its index, with no keys in the statistics and with every row keyed', async () => {
+    expectKeyIndex(await keyPlan());
+    await client.query(`UPDATE jobs SET idempotency_key = 'k-' || id`);
+    expectKeyIndex(await keyPlan());
+    await client.query('ANALYZE jobs');
+    expectKeyIndex(await keyPlan());
   });
 });

@@ -57,8 +57,8 @@ export const SQL = {
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${COLUMNS}`,
 
-  /** The jobs holding any of these keys ($1 a JSON array of strings). */
-  jobsByIdempotencyKeys: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+  /** The jobs holding any of these keys ($1 a JSON array of strings, made one text[] so the key's index is probed per key, as for IDS_OF_ARG1). */
+  jobsByIdempotencyKeys: `SELECT ${COLUMNS} FROM jobs WHERE idempotency_key = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))`,
   forgetIdempotencyKey: `UPDATE jobs SET idempotency_key = NULL WHERE id = $1 AND (created_at <= $2) IS TRUE RETURNING id`,
 
   jobById: `SELECT ${COLUMNS} FROM jobs WHERE id = $1`,
