@@ -69,6 +69,9 @@ export interface TreeSample {
   chromeMiB: number;
   /** How many Chrome processes. */
   chromeProcesses: number;
+  /** CPU time per root pid's own subtree, and of the Chrome processes among them (reaped renderers count in their Chrome parent). */
+  cpuMsByRoot: number[];
+  chromeCpuMs: number;
 }
 
 export function sampleTree(roots: readonly number[]): TreeSample {
@@ -80,14 +83,19 @@ export function sampleTree(roots: readonly number[]): TreeSample {
   const counted = new Set<number>();
   let chrome = 0;
   let chromeProcesses = 0;
+  let chromeTicks = 0;
+  const ticksByRoot: number[] = [];
   for (const root of roots) {
     let mine = 0;
+    let mineTicks = 0;
     for (const pid of treeOf([root], procs)) {
       if (counted.has(pid)) continue;
       counted.add(pid);
       const p = procs.get(pid)!;
       const kb = pssKb(pid) ?? (p.rssPages * PAGE) / 1024;
       ticks += p.ticks;
+      mineTicks += p.ticks;
+      if (p.chrome) chromeTicks += p.ticks;
       rss += p.rssPages * PAGE;
       pss += kb * 1024;
       mine += kb * 1024;
@@ -97,8 +105,9 @@ export function sampleTree(roots: readonly number[]): TreeSample {
       }
     }
     byRoot.push(mine / 2 ** 20);
+    ticksByRoot.push(mineTicks);
   }
-  return { cpuMs: ticks * TICK_MS, rssMiB: rss / 2 ** 20, pssMiB: pss / 2 ** 20, processes: counted.size, byRoot, chromeMiB: chrome / 2 ** 20, chromeProcesses };
+  return { cpuMs: ticks * TICK_MS, rssMiB: rss / 2 ** 20, pssMiB: pss / 2 ** 20, processes: counted.size, byRoot, chromeMiB: chrome / 2 ** 20, chromeProcesses, cpuMsByRoot: ticksByRoot.map((t) => t * TICK_MS), chromeCpuMs: chromeTicks * TICK_MS };
 }
 
 /** Samples the trees every `everyMs` and keeps the peaks, until stop(). */

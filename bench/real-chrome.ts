@@ -21,7 +21,7 @@ import { findChrome } from '../worker-agent/src/chrome/find-chrome.ts';
 import { spawnWorker } from '../test/harness/agents.ts';
 import { freePort, spawnHub, waitFor } from '../test/harness/processes.ts';
 import { serveBenchPage } from './bench-page.ts';
-import { sampleTree, watchTree } from './process-tree.ts';
+import { sampleTree, watchTree, type TreeSample } from './process-tree.ts';
 import { closedLoop, summary, type Figure } from './report.ts';
 
 /**
@@ -55,6 +55,8 @@ export interface RoundResult {
   /** At the PSS peak: the Chrome processes' PSS (the rest is Node) and how many there were. */
   chromePssMiB: number;
   chromeProcesses: number;
+  /** CPU ms a job by part: Paprika's hub, its worker's Node and its Chromes; a peer's Node and its Chrome. */
+  cpuSplit: Record<string, number>;
   failed: number;
 }
 
@@ -66,9 +68,20 @@ interface Workload {
   warmup: number;
 }
 
-function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpuMs: number, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number): RoundResult {
+/** CPU ms a job between two samples, by part: the roots' own trees (named), with the Chrome processes taken out as their own part. */
+function cpuSplit(a: TreeSample, b: TreeSample, names: string[], jobs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  names.forEach((n, i) => (out[n] = (b.cpuMsByRoot[i] - a.cpuMsByRoot[i]) / jobs));
+  const chrome = (b.chromeCpuMs - a.chromeCpuMs) / jobs;
+  // Chrome runs under the last root (the worker, or the peer's Node).
+  out[names[names.length - 1]] -= chrome;
+  out.chrome = chrome;
+  return out;
+}
+
+function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpuMs: number, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number, split: Record<string, number>): RoundResult {
   const s = summary(latencies);
-  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(isPaprika(contender) ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), chromePssMiB: mem.chromePssMiB, chromeProcesses: mem.chromeProcesses, failed };
+  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(isPaprika(contender) ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), chromePssMiB: mem.chromePssMiB, chromeProcesses: mem.chromeProcesses, cpuSplit: split, failed };
 }
 
 /**
@@ -112,10 +125,10 @@ async function paprikaRound(w: Workload, chromePath: string, template: string, s
     await closedLoop(w.warmup, w.lanes * 2, one);
     latencies.length = 0;
     failed = 0;
-    const cpu0 = sampleTree(roots).cpuMs;
+    const cpu0 = sampleTree(roots);
     const ms = await closedLoop(w.jobs, w.lanes * 2, one);
-    const cpu1 = sampleTree(roots).cpuMs;
-    return finish(shared ? 'paprika-shared' : 'paprika', ms, latencies, failed, cpu1 - cpu0, mem.stop(), w.jobs);
+    const cpu1 = sampleTree(roots);
+    return finish(shared ? 'paprika-shared' : 'paprika', ms, latencies, failed, cpu1.cpuMs - cpu0.cpuMs, mem.stop(), w.jobs, cpuSplit(cpu0, cpu1, ['hub', 'worker'], w.jobs));
   } finally {
     mem.stop();
     await worker.kill('SIGTERM');
@@ -142,11 +155,11 @@ async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: 
   const mem = watchTree(() => [child.pid!]);
   try {
     await next(); // ready: launched and warmed up
-    const cpu0 = sampleTree([child.pid!]).cpuMs;
+    const cpu0 = sampleTree([child.pid!]);
     child.stdin!.write('go\n');
     const done = await next();
-    const cpu1 = sampleTree([child.pid!]).cpuMs;
-    return finish(contender, done.ms, done.latencies, done.failed, cpu1 - cpu0, mem.stop(), w.jobs);
+    const cpu1 = sampleTree([child.pid!]);
+    return finish(contender, done.ms, done.latencies, done.failed, cpu1.cpuMs - cpu0.cpuMs, mem.stop(), w.jobs, cpuSplit(cpu0, cpu1, ['node'], w.jobs));
   } finally {
     mem.stop();
     child.stdin!.end('stop\n');
@@ -181,7 +194,7 @@ export async function realChromeFigures(o: { lanes: number[]; jobs: number; roun
         const order = CONTENDERS.map((_, i) => CONTENDERS[(i + r) % CONTENDERS.length]);
         for (const c of order) {
           const res = isPaprika(c) ? await paprikaRound(w, chromePath, template, c === 'paprika-shared') : await peerRound(c as 'cluster' | 'raw', w, chromePath);
-          o.log?.(`  N=${lanes} ${screenshot ? 'fetch+screenshot' : 'fetch'} round ${r + 1} ${c}: ${res.jobsPerS.toFixed(2)} jobs/s, p50 ${res.p50.toFixed(0)} ms, p99 ${res.p99.toFixed(0)} ms, ${res.cpuMsPerJob.toFixed(0)} CPU ms/job, peak RSS ${res.peakRssMiB.toFixed(0)} MiB, PSS ${res.peakPssMiB.toFixed(0)} MiB (${res.chromeProcesses} Chrome processes ${res.chromePssMiB.toFixed(0)}${res.pssByRootMiB ? `; hub ${res.pssByRootMiB[0].toFixed(0)}, worker+chrome ${res.pssByRootMiB[1].toFixed(0)}` : ''})${res.failed ? `, ${res.failed} failed` : ''}`);
+          o.log?.(`  N=${lanes} ${screenshot ? 'fetch+screenshot' : 'fetch'} round ${r + 1} ${c}: ${res.jobsPerS.toFixed(2)} jobs/s, p50 ${res.p50.toFixed(0)} ms, p99 ${res.p99.toFixed(0)} ms, ${res.cpuMsPerJob.toFixed(0)} CPU ms/job (${Object.entries(res.cpuSplit).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}), peak RSS ${res.peakRssMiB.toFixed(0)} MiB, PSS ${res.peakPssMiB.toFixed(0)} MiB (${res.chromeProcesses} Chrome processes ${res.chromePssMiB.toFixed(0)}${res.pssByRootMiB ? `; hub ${res.pssByRootMiB[0].toFixed(0)}, worker+chrome ${res.pssByRootMiB[1].toFixed(0)}` : ''})${res.failed ? `, ${res.failed} failed` : ''}`);
           rounds.push(res);
         }
       }
