@@ -197,6 +197,8 @@ describe.skipIf(!requireServices(['redis']))('redis registry job-done announceme
       // What an older hub publishes (one bare id), and what names no job.
       await a.client.publish(`${prefix}jobs:done`, 'job-old');
       await a.client.publish(`${prefix}jobs:done`, '[not json');
+      // Longer than any hub sends (1,000 ids of 200 characters at most): not parsed, its ids not heard.
+      await a.client.publish(`${prefix}jobs:done`, JSON.stringify(['job-huge', ...Array.from({ length: 60_000 }, () => 'x'.repeat(20))]));
       await a.client.publish(`${prefix}jobs:done`, '[1,"job-mixed",null]');
       await waitFor('the mixed message heard', async () => heard.includes('job-mixed'), 5000, 10);
       expect(heard.slice(1500)).toEqual(['job-old', 'job-mixed']);

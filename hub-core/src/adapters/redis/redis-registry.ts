@@ -342,12 +342,16 @@ export class RedisRegistry implements Registry {
 
 /** Ids a `jobs:done` message may carry (a message stays far below Redis's and the subscribers' limits). */
 const DONE_IDS_PER_MESSAGE = 1000;
+/** The longest message a hub sends: DONE_IDS_PER_MESSAGE ids of at most 200 characters, quoted, escaped at worst. */
+const DONE_MESSAGE_MAX_CHARS = DONE_IDS_PER_MESSAGE * (200 * 6 + 3) + 2;
 
 /**
  * The ids in a `jobs:done` message: a JSON array of strings, or one bare id (as hubs before
- * batching sent it). Anything else names no job: a waiter only re-reads rows it already waits for.
+ * batching sent it). Anything else, or anything longer than a hub ever sends, names no job: a
+ * waiter only re-reads rows it already waits for, and its periodic re-read still finds its job.
  */
 export function doneIds(message: string): string[] {
+  if (message.length > DONE_MESSAGE_MAX_CHARS) return []; // not one a hub sends: not parsed
   if (!message.startsWith('[')) return message.length > 0 && message.length <= 200 ? [message] : [];
   try {
     const ids: unknown = JSON.parse(message);
