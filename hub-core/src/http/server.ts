@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
+import { databaseUnavailable } from '../ports/database-errors.ts';
 import { RegistryUnavailableError } from '../ports/registry.ts';
 import { CDP_MAX_FRAME_BYTES, LINK_CEILING_BYTES } from '../wire/protocol.ts';
 import { WALL_PEER_MAX_MESSAGE_BYTES } from '../wire/wall.ts';
@@ -41,14 +42,6 @@ declare module 'fastify' {
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-
-const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '3D000', '55000']);
-
-/** A failure of the connection to Postgres, not of the query: the client should retry (503). */
-function isDatabaseDown(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return (e.code !== undefined && DB_DOWN_CODES.has(e.code)) || /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not currently accepting connections|the database system is/.test(e.message ?? '');
-}
 
 function queryTokenOf(query: unknown): string | undefined {
   const t = (query as { token?: unknown } | undefined)?.token;
@@ -111,7 +104,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       log.warn({ err: String(err), route: req.routeOptions.url }, 'registry unavailable');
       return reply.status(503).header('retry-after', '2').send(new PaprikaError('registry_unavailable').toBody());
     }
-    if (isDatabaseDown(err)) {
+    if (databaseUnavailable(err)) {
       log.warn({ err: String(err) }, 'database unreachable');
       const e = new PaprikaError('database_unavailable', null, undefined, 2);
       return reply.status(503).header('retry-after', '2').send(e.toBody());

@@ -6,6 +6,7 @@
 // result never costs the others theirs; a database that is down fails every caller (their
 // workers send the results again). A statement holds at most maxBatch rows and about maxBytes
 // of results.
+import { databaseUnavailable } from '../ports/database-errors.ts';
 import type { Finish, JobRow } from '../ports/job-store.ts';
 
 /** The two statements, as the ledger runs them (it is the one caller of state-changing store methods). */
@@ -99,7 +100,7 @@ export class ResultWrites {
       // A lost connection fails them all (their workers send them again); anything else (the
       // server refused the statement, or the client could not build it) is tried row by row,
       // so one result never costs the others theirs.
-      if (connectionLost(err)) {
+      if (databaseUnavailable(err)) {
         for (const p of batch) p.reject(err);
         return;
       }
@@ -117,18 +118,6 @@ export class ResultWrites {
       p.reject(err);
     }
   }
-}
-
-/**
- * The database could not be reached or went away: a socket error (ECONNREFUSED, ECONNRESET,
- * EPIPE…), a connection-exception SQLSTATE (class 08) or a server shutting down (57P0x), or the
- * driver's own "connection terminated" / "not queryable". Not a refusal of this statement.
- */
-export function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (/^E[A-Z]{3,}$/.test(code) || code.startsWith('08') || /^57P0[1-3]$/.test(code))) return true;
-  const message = err instanceof Error ? err.message : String(err);
-  return /connection terminated|connection.*(closed|ended)|not queryable|terminating connection|ECONNREFUSED|ECONNRESET/i.test(message);
 }
 
 /** The text a result will take, roughly (the sum of its strings and keys), counted up to `limit`. */

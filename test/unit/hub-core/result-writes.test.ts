@@ -2,7 +2,8 @@
 // into statements (rows and bytes), and which failures are retried row by row (anything but a
 // lost connection) so that one result never costs the others theirs.
 import { describe, expect, it } from 'vitest';
-import { connectionLost, ResultWrites, roughBytes, type ResultStatements } from '../../../hub-core/src/hub/result-writes.ts';
+import { databaseUnavailable } from '../../../hub-core/src/ports/database-errors.ts';
+import { ResultWrites, roughBytes, type ResultStatements } from '../../../hub-core/src/hub/result-writes.ts';
 import type { Finish, JobRow } from '../../../hub-core/src/ports/job-store.ts';
 
 const finish = (result: unknown): Finish => ({ assignmentId: 'a', workerId: 'w', status: 'succeeded', result, error: null, now: new Date(0) });
@@ -56,14 +57,13 @@ describe('ResultWrites', () => {
     expect(calls).toEqual([['a', 'b']]);
   });
 
-  it('tells a lost connection from a refusal', () => {
-    expect(connectionLost(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(true);
-    expect(connectionLost(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
-    expect(connectionLost(Object.assign(new Error('x'), { code: '57P01' }))).toBe(true);
-    expect(connectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
-    expect(connectionLost(Object.assign(new Error('x'), { code: '22P05' }))).toBe(false); // unsupported Unicode escape: the data
-    expect(connectionLost(Object.assign(new Error('x'), { code: '54000' }))).toBe(false); // too large for jsonb
-    expect(connectionLost(new RangeError('Invalid string length'))).toBe(false);
+  it('tells a database that cannot be reached from a refusal of the statement (one predicate for the result writer and the HTTP 503)', () => {
+    const coded = (code: string) => Object.assign(new Error('x'), { code });
+    for (const code of ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '08006', '08001', '57P01', '57P03', '3D000', '55000']) expect({ code, down: databaseUnavailable(coded(code)) }).toEqual({ code, down: true });
+    for (const message of ['Connection terminated unexpectedly', 'timeout exceeded when trying to connect', 'Query read timeout', 'the database system is starting up', 'Client has encountered a connection error and is not queryable']) expect({ message, down: databaseUnavailable(new Error(message)) }).toEqual({ message, down: true });
+    for (const code of ['22P05', '54000', '23505', '42P01']) expect({ code, down: databaseUnavailable(coded(code)) }).toEqual({ code, down: false }); // the data, its size, a key, the schema
+    expect(databaseUnavailable(new RangeError('Invalid string length'))).toBe(false);
+    expect(databaseUnavailable(null)).toBe(false);
   });
 
   it('counts a result’s text roughly and stops counting past the limit', () => {
