@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CdpBrowser } from '../../worker-agent/src/cdp/cdp-browser.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChrome = fs.existsSync(CHROMIUM);
@@ -39,6 +40,9 @@ describe.skipIf((!hasChrome && process.env.CI !== 'true') || !fs.existsSync('/pr
     expect(await browser.gone).toMatch(/browser exited/);
     await browser.end();
     expect(fs.existsSync(browser.userDataDir)).toBe(false);
+    // end() sent the group SIGKILL: a helper killed an instant ago may still be in the kernel's
+    // teardown (a loaded CI once saw two), so the test waits for their exit, bounded.
+    await waitFor('every process of the group gone', async () => groupRunning(pid).length === 0, 5000, 20).catch(() => {});
     expect(groupRunning(pid)).toEqual([]);
   });
 });
