@@ -68,20 +68,28 @@ interface Workload {
   warmup: number;
 }
 
-/** CPU ms a job between two samples, by part: the roots' own trees (named), with the Chrome processes taken out as their own part. */
-function cpuSplit(a: TreeSample, b: TreeSample, names: string[], jobs: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  names.forEach((n, i) => (out[n] = (b.cpuMsByRoot[i] - a.cpuMsByRoot[i]) / jobs));
-  const chrome = (b.chromeCpuMs - a.chromeCpuMs) / jobs;
-  // Chrome runs under the last root (the worker, or the peer's Node).
-  out[names[names.length - 1]] -= chrome;
-  out.chrome = chrome;
-  return out;
+/** CPU between two samples of a contender's trees: `parts` names each root (Chrome, under the last one, is taken out as its own part). */
+interface CpuWindow {
+  from: TreeSample;
+  to: TreeSample;
+  parts: string[];
 }
 
-function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpuMs: number, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number, split: Record<string, number>): RoundResult {
+/** CPU ms a job, in all and by part. */
+function cpuPerJob({ from, to, parts }: CpuWindow, jobs: number): { total: number; split: Record<string, number> } {
+  const split: Record<string, number> = {};
+  parts.forEach((n, i) => (split[n] = (to.cpuMsByRoot[i] - from.cpuMsByRoot[i]) / jobs));
+  const chrome = (to.chromeCpuMs - from.chromeCpuMs) / jobs;
+  // Chrome runs under the last root (the worker, or the peer's Node).
+  split[parts[parts.length - 1]] -= chrome;
+  split.chrome = chrome;
+  return { total: (to.cpuMs - from.cpuMs) / jobs, split };
+}
+
+function finish(contender: Contender, ms: number, latencies: number[], failed: number, cpu: CpuWindow, mem: ReturnType<ReturnType<typeof watchTree>['stop']>, jobs: number): RoundResult {
   const s = summary(latencies);
-  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: cpuMs / jobs, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(isPaprika(contender) ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), chromePssMiB: mem.chromePssMiB, chromeProcesses: mem.chromeProcesses, cpuSplit: split, failed };
+  const { total, split } = cpuPerJob(cpu, jobs);
+  return { contender, jobsPerS: (jobs / ms) * 1000, p50: s.p50, p99: s.p99, cpuMsPerJob: total, peakRssMiB: mem.peakRssMiB, peakPssMiB: mem.peakPssMiB, ...(isPaprika(contender) ? { pssByRootMiB: mem.peakPssByRootMiB } : {}), chromePssMiB: mem.chromePssMiB, chromeProcesses: mem.chromeProcesses, cpuSplit: split, failed };
 }
 
 /**
@@ -125,10 +133,9 @@ async function paprikaRound(w: Workload, chromePath: string, template: string, s
     await closedLoop(w.warmup, w.lanes * 2, one);
     latencies.length = 0;
     failed = 0;
-    const cpu0 = sampleTree(roots);
+    const from = sampleTree(roots);
     const ms = await closedLoop(w.jobs, w.lanes * 2, one);
-    const cpu1 = sampleTree(roots);
-    return finish(shared ? 'paprika-shared' : 'paprika', ms, latencies, failed, cpu1.cpuMs - cpu0.cpuMs, mem.stop(), w.jobs, cpuSplit(cpu0, cpu1, ['hub', 'worker'], w.jobs));
+    return finish(shared ? 'paprika-shared' : 'paprika', ms, latencies, failed, { from, to: sampleTree(roots), parts: ['hub', 'worker'] }, mem.stop(), w.jobs);
   } finally {
     mem.stop();
     await worker.kill('SIGTERM');
@@ -155,11 +162,10 @@ async function peerRound(contender: 'cluster' | 'raw', w: Workload, chromePath: 
   const mem = watchTree(() => [child.pid!]);
   try {
     await next(); // ready: launched and warmed up
-    const cpu0 = sampleTree([child.pid!]);
+    const from = sampleTree([child.pid!]);
     child.stdin!.write('go\n');
     const done = await next();
-    const cpu1 = sampleTree([child.pid!]);
-    return finish(contender, done.ms, done.latencies, done.failed, cpu1.cpuMs - cpu0.cpuMs, mem.stop(), w.jobs, cpuSplit(cpu0, cpu1, ['node'], w.jobs));
+    return finish(contender, done.ms, done.latencies, done.failed, { from, to: sampleTree([child.pid!]), parts: ['node'] }, mem.stop(), w.jobs);
   } finally {
     mem.stop();
     child.stdin!.end('stop\n');

@@ -33,8 +33,8 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     await drop();
   });
 
-  /** The generic plan of `statement` run with `args` (or the plan made for these args, `custom`), as text. */
-  async function genericPlan(statement: string, args: unknown[], mode: 'force_generic_plan' | 'force_custom_plan' = 'force_generic_plan'): Promise<string> {
+  /** The plan of `statement` run with `args`, as text: the generic one a prepared statement keeps, or (`force_custom_plan`) the one made for these args. */
+  async function planOf(statement: string, args: unknown[], mode: 'force_generic_plan' | 'force_custom_plan' = 'force_generic_plan'): Promise<string> {
     const name = `p_${randomUUID().replace(/-/g, '')}`;
     await client.query('BEGIN');
     try {
@@ -53,23 +53,23 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     const claims = JSON.stringify(ids.map((id, lane) => ({ id, worker_id: 'w1', hub_id: 'h1', lane, session_id: randomUUID(), novnc_url: null, assigned_at: new Date(), deadline_at: new Date() })));
     const finishes = JSON.stringify(ids.map((id) => ({ id, session_id: randomUUID(), worker_id: 'w1', status: 'succeeded', result: { ok: true }, error: null, finished_at: new Date() })));
     return {
-      claimQueuedJobs: await genericPlan(SQL.claimQueuedJobs, [claims]),
-      claimQueuedJob: await genericPlan(SQL.claimQueuedJob, [ids[0], 'w1', 'h1', 0, randomUUID(), null, new Date().toISOString(), new Date().toISOString()]),
-      finishJobs: await genericPlan(SQL.finishJobs, [finishes]),
-      finishJob: await genericPlan(SQL.finishJob, [ids[0], randomUUID(), 'succeeded', '{"ok":true}', null, new Date().toISOString(), 'w1']),
-      unclaimJob: await genericPlan(SQL.unclaimJob, [ids[0], randomUUID(), new Date().toISOString()]),
-      unclaimJobOfWorker: await genericPlan(SQL.unclaimJobOfWorker, [ids[0], randomUUID(), new Date().toISOString(), 'w1']),
-      cancelJob: await genericPlan(SQL.cancelJob, [ids[0], new Date().toISOString()]),
-      failQueuedJob: await genericPlan(SQL.failQueuedJob, [ids[0], 'queued timeout', new Date().toISOString()]),
-      failRunningJob: await genericPlan(SQL.failRunningJob, [ids[0], 'timeout', new Date().toISOString(), randomUUID()]),
-      markReleased: await genericPlan(SQL.markReleased, [ids[0], new Date().toISOString()]),
-      forgetIdempotencyKey: await genericPlan(SQL.forgetIdempotencyKey, [ids[0], new Date().toISOString()]),
+      claimQueuedJobs: await planOf(SQL.claimQueuedJobs, [claims]),
+      claimQueuedJob: await planOf(SQL.claimQueuedJob, [ids[0], 'w1', 'h1', 0, randomUUID(), null, new Date().toISOString(), new Date().toISOString()]),
+      finishJobs: await planOf(SQL.finishJobs, [finishes]),
+      finishJob: await planOf(SQL.finishJob, [ids[0], randomUUID(), 'succeeded', '{"ok":true}', null, new Date().toISOString(), 'w1']),
+      unclaimJob: await planOf(SQL.unclaimJob, [ids[0], randomUUID(), new Date().toISOString()]),
+      unclaimJobOfWorker: await planOf(SQL.unclaimJobOfWorker, [ids[0], randomUUID(), new Date().toISOString(), 'w1']),
+      cancelJob: await planOf(SQL.cancelJob, [ids[0], new Date().toISOString()]),
+      failQueuedJob: await planOf(SQL.failQueuedJob, [ids[0], 'queued timeout', new Date().toISOString()]),
+      failRunningJob: await planOf(SQL.failRunningJob, [ids[0], 'timeout', new Date().toISOString(), randomUUID()]),
+      markReleased: await planOf(SQL.markReleased, [ids[0], new Date().toISOString()]),
+      forgetIdempotencyKey: await planOf(SQL.forgetIdempotencyKey, [ids[0], new Date().toISOString()]),
     };
   }
 
   /** Looked up by idempotency key: through that key's index, never a scan of the table or of the whole index per key. */
   async function keyPlan(): Promise<string> {
-    return genericPlan(SQL.jobsByIdempotencyKeys, [JSON.stringify(['k-1', 'k-2', 'k-3'])]);
+    return planOf(SQL.jobsByIdempotencyKeys, [JSON.stringify(['k-1', 'k-2', 'k-3'])]);
   }
 
   function expectKeyIndex(plan: string): void {
@@ -96,7 +96,7 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     expect(redundant.map((r) => r.name)).toEqual([]);
     // A page of one status is still served by an index, newest first (a plan for the status
     // asked: the generic one cannot drop the statement's `$1 IS NULL OR`, and Postgres keeps the custom one).
-    const plan = await genericPlan(SQL.listJobs, ['succeeded', null, null, 50], 'force_custom_plan');
+    const plan = await planOf(SQL.listJobs, ['succeeded', null, null, 50], 'force_custom_plan');
     expect(plan).toContain('jobs_status_created_id');
   });
 
