@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { SqlClient } from './sql-client.ts';
 
@@ -13,23 +14,56 @@ const START_PARAMS = ['--single', '-F', '-O', '-j', '-c', 'search_path=public', 
 
 /**
  * A WebAssembly memory never shrinks, and initdb grows PGlite's to ~630 MiB: on a fresh data
- * directory, run initdb in a worker thread whose memory goes with it, then open the directory
- * here (~200 MiB less for the hub's whole life).
+ * directory, run initdb in a child process whose memory goes with it, then open the directory
+ * here. A child process, not a worker thread: the thread's malloc arena outlived it with ~65 MiB
+ * that the hub then carried for its whole life (first start 250 MiB of PSS against 175 for a
+ * restart on the same directory).
  */
 async function initDataDir(dir: string): Promise<void> {
   if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return;
   const pglite = import.meta.resolve('@electric-sql/pglite');
-  const code = `const { workerData } = require('node:worker_threads');
-import(workerData.pglite).then(async ({ PGlite }) => { const db = new PGlite(workerData.dir); await db.waitReady; await db.close(); });`;
-  const worker = new Worker(code, { eval: true, workerData: { pglite, dir } });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`PGlite initdb in ${dir} exited with ${code}`))));
+  const code = `const [pglite, dir] = process.argv.slice(-2);
+try {
+  const { PGlite } = await import(pglite);
+  const db = new PGlite(dir);
+  await db.waitReady;
+  await db.close();
+} catch (e) {
+  process.stderr.write((e?.message || e?.name || String(e)) + (e?.errno !== undefined ? ' (errno ' + e.errno + ')' : ''));
+  process.exit(1);
+}`;
+  // ELECTRON_RUN_AS_NODE: inside the desktop app process.execPath is Electron, which then runs as Node.
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code, '--', pglite, dir], {
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`PGlite initdb in ${dir} exited with ${signal ?? code}${stderr.trim() ? `: ${stderr.trim()}` : ''}`)),
+    );
+  });
+}
+
+/**
+ * PGlite's WebAssembly is compiled by V8's baseline compiler only. By default V8 also recompiles
+ * the hot functions of the 9 MB module with its optimising compiler, in the background: that
+ * code and the compiler's own memory cost the hub 35-80 MiB of RSS for good (measured: 160-170
+ * against 200-250 MiB after 12,000 job-like statements), and the optimised code was no faster
+ * on a hub's statements (CPU per statement within +-5 %: the engine's time goes to the
+ * database's own work, and the optimising compile itself costs CPU for minutes). The flag is
+ * process-wide; nothing else in a hub runs WebAssembly, and a hub on DATABASE_URL never sets it.
+ */
+function baselineWasmOnly(): void {
+  v8.setFlagsFromString('--liftoff-only');
 }
 
 /** Embedded Postgres in `dir` (or in memory when dir is undefined): the default without DATABASE_URL. */
 export async function pgliteClient(dir: string | undefined): Promise<SqlClient> {
+  baselineWasmOnly();
   if (dir) {
     fs.mkdirSync(dir, { recursive: true });
     await initDataDir(dir);
