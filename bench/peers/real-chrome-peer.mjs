@@ -23,7 +23,8 @@ async function fetchJob(page) {
 
 /** A pool of `lanes` slots; `run(job)` waits for a slot. */
 async function startPool() {
-  const launch = { executablePath: o.chromePath, headless: true, args: o.args };
+  // The lanes' flags open no first tab (`--no-startup-window`): nothing to wait for then.
+  const launch = { executablePath: o.chromePath, headless: true, args: o.args, waitForInitialPage: !o.args.includes('--no-startup-window') };
   if (o.contender === 'cluster') {
     const cluster = await Cluster.launch({ puppeteer, concurrency: Cluster.CONCURRENCY_CONTEXT, maxConcurrency: o.lanes, puppeteerOptions: launch });
     await cluster.task(async ({ page }) => fetchJob(page));
