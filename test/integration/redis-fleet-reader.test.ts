@@ -109,4 +109,58 @@ describe.skipIf(!requireServices(['redis']))('incremental fleet read', () => {
     expect(Object.keys(after).sort()).toEqual(['w1', 'w9']);
     expect(after.w1.in_flight).toBe(2);
   });
+
+  it("drops a forgotten worker's entry from the change log after a while: the log holds the live fleet, and a reader that missed the entry reads every row instead of keeping a ghost", async () => {
+    const changes = `${PREFIX}workers:changes`;
+    // Hub C drops a forgotten id's entry at once (the default keeps it FORGOTTEN_LOG_MS).
+    const c = await RedisRegistry.connect(redis.url, PREFIX, 120, { forgottenLogMs: 0 });
+    try {
+      await c.publishWorkers([snap('w1'), snap('w2'), snap('w3')]);
+      const first = byId(await a.readFleet(5000));
+      expect(Object.keys(first).sort()).toEqual(['w1', 'w2', 'w3']);
+
+      // Ephemeral workers come and go: their ids do not pile up in the log.
+      for (let i = 0; i < 50; i++) {
+        await c.publishWorkers([snap(`tmp-${i}`)]);
+        expect(await c.forgetWorker(`tmp-${i}`)).toBe(true);
+      }
+      expect(await c.forgetWorker('w3')).toBe(true);
+      expect((await admin.zrange(changes, 0, -1)).sort()).toEqual(['w1', 'w2']);
+      expect(await admin.zcard(`${PREFIX}workers:forgotten`)).toBe(0);
+
+      // Hub A never read w3's forgetting: its cursor is below the floor, so it reads every row.
+      const second = byId(await a.readFleet(5000));
+      expect(Object.keys(second).sort()).toEqual(['w1', 'w2']);
+      expect(second.w1).toBe(first.w1);
+      // Past the floor it reads changes only again: a row written behind the log's back is not seen.
+      await admin.hset(`${PREFIX}workers:rows`, 'w2', JSON.stringify(snap('w2', { in_flight: 1 })));
+      await c.publishWorkers([snap('w1', { in_flight: 2 })]);
+      const third = byId(await a.readFleet(5000));
+      expect(third.w1.in_flight).toBe(2);
+      expect(third.w2.in_flight).toBe(0);
+
+      // An id that links again after it was forgotten keeps its entry: it is its latest change.
+      expect(await b.forgetWorker('w2')).toBe(true); // hub B keeps the entry for now
+      await c.publishWorkers([snap('w2')]);
+      expect(await c.forgetWorker('w1')).toBe(true); // hub C's clean-up finds w2 due, with a row again
+      expect(await admin.zrange(changes, 0, -1)).toEqual(['w2']);
+      expect(await admin.zcard(`${PREFIX}workers:forgotten`)).toBe(0);
+      expect(Object.keys(byId(await a.readFleet(5000)))).toEqual(['w2']);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('with the default delay a forgotten id stays in the log, so readers drop it without reading every row', async () => {
+    await b.publishWorkers([snap('w1'), snap('w2')]);
+    expect((await a.readFleet(5000)).length).toBe(2);
+    expect(await b.forgetWorker('w2')).toBe(true);
+    expect(await admin.zscore(`${PREFIX}workers:changes`, 'w2')).not.toBeNull();
+    expect(await admin.zscore(`${PREFIX}workers:forgotten`, 'w2')).not.toBeNull();
+    // Incremental (a row written behind the log's back stays unseen) and w2 gone.
+    await admin.hset(`${PREFIX}workers:rows`, 'w1', JSON.stringify(snap('w1', { in_flight: 1 })));
+    const after = byId(await a.readFleet(5000));
+    expect(Object.keys(after)).toEqual(['w1']);
+    expect(after.w1.in_flight).toBe(0);
+  });
 });

@@ -11,17 +11,26 @@ import type { WorkerSnapshot } from '../../ports/registry.ts';
 /** Every this long a read takes all rows anyway: it bounds what a write that bypassed the change log (a hub of an older version) or a lost mark can hide. */
 export const FULL_FLEET_READ_EVERY_MS = 30_000;
 
+/**
+ * How long a forgotten worker's entry stays in the change log (forgetWorker.lua). Every reader
+ * reads all rows at least every FULL_FLEET_READ_EVERY_MS, so a reader that has not seen the
+ * entry by then reads everything anyway; a reader whose cursor is older still is sent every row
+ * (the log's floor), so dropping the entry never leaves a ghost.
+ */
+export const FORGOTTEN_LOG_MS = 4 * FULL_FLEET_READ_EVERY_MS;
+
 export interface FleetKeys {
   workersIndex: string;
   workersRows: string;
   workersEpoch: string;
   workersSeq: string;
   workersChanges: string;
+  workersFloor: string;
   worker: (id: string) => string;
 }
 
 export type FleetScripts = Redis & {
-  readFleetChanges(epoch: string, seq: string, changes: string, rows: string, index: string, readerEpoch: string, cursor: string): Promise<[string | null, number, number, 'all', string[]] | [string, number, number, 'changed', string[], Array<string | null>]>;
+  readFleetChanges(epoch: string, seq: string, changes: string, rows: string, index: string, floor: string, readerEpoch: string, cursor: string): Promise<[string | null, number, number, 'all', string[]] | [string, number, number, 'changed', string[], Array<string | null>]>;
 };
 
 interface Row {
@@ -102,7 +111,7 @@ export class RedisFleetReader {
     const startedAt = this.clock.now();
     const readAll = startedAt - this.allReadAt >= FULL_FLEET_READ_EVERY_MS;
     const k = this.k;
-    const answer = await this.redis.readFleetChanges(k.workersEpoch, k.workersSeq, k.workersChanges, k.workersRows, k.workersIndex, readAll ? '' : this.epoch, String(this.cursor));
+    const answer = await this.redis.readFleetChanges(k.workersEpoch, k.workersSeq, k.workersChanges, k.workersRows, k.workersIndex, k.workersFloor, readAll ? '' : this.epoch, String(this.cursor));
     const [epoch, seq, count] = answer;
     if (answer[3] === 'all') {
       const flat = answer[4];

@@ -9,23 +9,23 @@ import { packageFile } from '../../package-files.ts';
 import { DeadlineError, systemClock, withDeadline, type Clock } from '../../ports/clock.ts';
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { HUB_HISTORY_S, RegistryUnavailableError } from '../../ports/registry.ts';
-import { RedisFleetReader, type FleetScripts } from './redis-fleet-reader.ts';
+import { FORGOTTEN_LOG_MS, RedisFleetReader, type FleetScripts } from './redis-fleet-reader.ts';
 
 const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
   releaseOwnerIfMine: 1,
   claimWorkerId: -1, // variable number of keys
   releaseWorkerIdIfUnlinked: 2,
-  forgetWorker: 7,
+  forgetWorker: 9,
   markWorkersChanged: 3,
-  readFleetChanges: 5,
+  readFleetChanges: 6,
 } as const;
 
 type ScriptedRedis = FleetScripts & {
   releaseOwnerIfMine(key: string, hubId: string): Promise<number>;
   claimWorkerId(numKeys: number, ...args: string[]): Promise<string | null>;
   releaseWorkerIdIfUnlinked(index: string, worker: string, workerId: string, lanIp: string): Promise<number>;
-  forgetWorker(index: string, worker: string, online: string, owner: string, rows: string, seq: string, changes: string, workerId: string, onlyIfExpired: string): Promise<number>;
+  forgetWorker(index: string, worker: string, online: string, owner: string, rows: string, seq: string, changes: string, forgotten: string, floor: string, workerId: string, onlyIfExpired: string, logMs: string): Promise<number>;
   markWorkersChanged(epoch: string, seq: string, changes: string, newEpoch: string, ...workerIds: string[]): Promise<number>;
 };
 
@@ -38,6 +38,9 @@ export function redisKeys(prefix: string) {
     workersSeq: `${prefix}workers:seq`,
     workersChanges: `${prefix}workers:changes`,
     workersEpoch: `${prefix}workers:epoch`,
+    /** When each forgotten id was forgotten, and the highest change dropped from the log since (forgetWorker.lua). */
+    workersForgotten: `${prefix}workers:forgotten`,
+    workersFloor: `${prefix}workers:floor`,
     worker: (id: string) => `${prefix}worker:${id}`,
     online: (id: string) => `${prefix}worker:${id}:online`,
     owner: (id: string) => `${prefix}worker:${id}:owner`,
@@ -91,6 +94,8 @@ export class RedisRegistry implements Registry {
     /** PAPRIKA_WORKER_FORGET_S: a worker's keys expire this long after its last publish. */
     private readonly forgetS = 86400,
     private readonly clock: Clock = systemClock,
+    /** How long a forgotten worker's entry stays in the change log (tests shorten it). */
+    private readonly forgottenLogMs = FORGOTTEN_LOG_MS,
   ) {
     this.k = redisKeys(prefix);
     this.fleet = new RedisFleetReader(redis, this.k, forgetS, clock, (id) => this.forget(id, true));
@@ -101,7 +106,7 @@ export class RedisRegistry implements Registry {
    * hold the ready check (and the hub's start) forever. On failure the client is shut so its
    * reconnect timer does not keep the process alive.
    */
-  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number; commandTimeoutMs?: number; clock?: Clock } = {}): Promise<RedisRegistry> {
+  static async connect(url: string, prefix: string, workerTtlS: number, opts: { timeoutMs?: number; signal?: AbortSignal; forgetS?: number; commandTimeoutMs?: number; clock?: Clock; forgottenLogMs?: number } = {}): Promise<RedisRegistry> {
     const clock = opts.clock ?? systemClock;
     const redis = new Redis(url, {
       lazyConnect: true,
@@ -143,7 +148,7 @@ export class RedisRegistry implements Registry {
     // A Redis that accepts TCP but does not answer (paused, SIGSTOPped) held every request
     // that touched it for the whole pause: from now on each command fails after this.
     redis.options.commandTimeout = opts.commandTimeoutMs;
-    return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS, clock);
+    return new RedisRegistry(redis, prefix, workerTtlS, opts.forgetS, clock, opts.forgottenLogMs);
   }
 
   async claimWorkerId(lanIp: string, hostname: string, ids = workerIdCandidates(lanIp)): Promise<string> {
@@ -205,7 +210,7 @@ export class RedisRegistry implements Registry {
   }
 
   private async forget(workerId: string, onlyIfExpired: boolean): Promise<number> {
-    return this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), this.k.workersRows, this.k.workersSeq, this.k.workersChanges, workerId, onlyIfExpired ? '1' : '0');
+    return this.redis.forgetWorker(this.k.workersIndex, this.k.worker(workerId), this.k.online(workerId), this.k.owner(workerId), this.k.workersRows, this.k.workersSeq, this.k.workersChanges, this.k.workersForgotten, this.k.workersFloor, workerId, onlyIfExpired ? '1' : '0', String(this.forgottenLogMs));
   }
 
   getOwner(workerId: string): Promise<string | undefined> {
