@@ -7,10 +7,18 @@ export interface Figure {
   peer: number;
   peerName: string;
   higherIsBetter: boolean;
+  /** The smallest non-zero value the measurement can tell (1 for whole-millisecond timestamps). */
+  resolution?: number;
   extra?: Record<string, unknown>;
 }
 
+/** Paprika at 0 on a lower-is-better figure measured to `resolution`: the ratio is at least peer / resolution. */
+function belowResolution(f: Figure): boolean {
+  return !f.higherIsBetter && f.paprika === 0 && f.resolution !== undefined && f.peer > 0;
+}
+
 export function ratio(f: Figure): number {
+  if (belowResolution(f)) return f.peer / f.resolution!;
   if (f.paprika === 0 || f.peer === 0) return 0;
   return f.higherIsBetter ? f.paprika / f.peer : f.peer / f.paprika;
 }
@@ -18,7 +26,7 @@ export function ratio(f: Figure): number {
 const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2));
 
 export function line(f: Figure): string {
-  return `${f.name}: paprika ${fmt(f.paprika)} ${f.unit}, peer ${fmt(f.peer)} ${f.unit}, ratio ${ratio(f).toFixed(2)}`;
+  return `${f.name}: paprika ${fmt(f.paprika)} ${f.unit}, peer ${fmt(f.peer)} ${f.unit}, ratio ${belowResolution(f) ? '>= ' : ''}${ratio(f).toFixed(2)}`;
 }
 
 export function percentile(sorted: number[], p: number): number {
