@@ -3,13 +3,27 @@
 // hub holds the link), bounded: POINTS per worker, and workers unseen for FORGET_MS dropped.
 export const VITALS_POINTS = 120;
 const FORGET_MS = 3600_000;
-const FIELDS = 4; // t (s since epoch), disk, cpu, mem
+const VALUES = 3; // disk, cpu, mem: tenths of a percent
+const NONE = 0xffff;
+/**
+ * One worker's ring: the times (epoch ms) as float64, the percentages in tenths as uint16 (the
+ * history is given to a tenth anyway), in one buffer: 1,680 bytes a worker. As four float64 a
+ * point it was 3,840, the largest part of a hub's memory per worker (every hub holds a ring
+ * for every worker in the fleet, linked to it or not).
+ */
+export const RING_BYTES = VITALS_POINTS * (8 + VALUES * 2);
 
 interface Ring {
-  data: Float64Array;
+  t: Float64Array;
+  v: Uint16Array;
   next: number;
   size: number;
   lastMs: number;
+}
+
+function newRing(): Ring {
+  const buf = new ArrayBuffer(RING_BYTES);
+  return { t: new Float64Array(buf, 0, VITALS_POINTS), v: new Uint16Array(buf, VITALS_POINTS * 8, VITALS_POINTS * VALUES), next: 0, size: 0, lastMs: 0 };
 }
 
 export interface VitalsPoint {
@@ -27,8 +41,8 @@ export interface VitalsSource {
   mem_pct?: number | null;
 }
 
-const num = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
-const back = (v: number) => (Number.isNaN(v) ? null : Math.round(v * 10) / 10);
+const tenths = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? Math.min(NONE - 1, Math.max(0, Math.round(v * 10))) : NONE);
+const back = (x: number) => (x === NONE ? null : x / 10);
 
 export class WorkerVitals {
   private readonly rings = new Map<string, Ring>();
@@ -37,12 +51,12 @@ export class WorkerVitals {
     for (const w of workers) {
       if (!w.alive) continue;
       let r = this.rings.get(w.worker_id);
-      if (!r) this.rings.set(w.worker_id, (r = { data: new Float64Array(VITALS_POINTS * FIELDS), next: 0, size: 0, lastMs: 0 }));
-      const o = r.next * FIELDS;
-      r.data[o] = nowMs;
-      r.data[o + 1] = num(w.disk_pct);
-      r.data[o + 2] = num(w.cpu_pct);
-      r.data[o + 3] = num(w.mem_pct);
+      if (!r) this.rings.set(w.worker_id, (r = newRing()));
+      const o = r.next * VALUES;
+      r.t[r.next] = nowMs;
+      r.v[o] = tenths(w.disk_pct);
+      r.v[o + 1] = tenths(w.cpu_pct);
+      r.v[o + 2] = tenths(w.mem_pct);
       r.next = (r.next + 1) % VITALS_POINTS;
       r.size = Math.min(VITALS_POINTS, r.size + 1);
       r.lastMs = nowMs;
@@ -56,8 +70,9 @@ export class WorkerVitals {
     if (!r) return [];
     const out: VitalsPoint[] = [];
     for (let i = 0; i < r.size; i++) {
-      const o = ((r.next - r.size + i + VITALS_POINTS) % VITALS_POINTS) * FIELDS;
-      out.push({ t: r.data[o], disk_pct: back(r.data[o + 1]), cpu_pct: back(r.data[o + 2]), mem_pct: back(r.data[o + 3]) });
+      const k = (r.next - r.size + i + VITALS_POINTS) % VITALS_POINTS;
+      const o = k * VALUES;
+      out.push({ t: r.t[k], disk_pct: back(r.v[o]), cpu_pct: back(r.v[o + 1]), mem_pct: back(r.v[o + 2]) });
     }
     return out;
   }
