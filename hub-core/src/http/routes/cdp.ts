@@ -6,7 +6,7 @@ import type { WebSocketServer } from 'ws';
 import type { CdpService } from '../../hub/cdp-service.ts';
 import { FORWARDED_HEADER } from '../../hub/forwarder.ts';
 import { PaprikaError } from '../../wire/errors.ts';
-import { pendingUpgrade } from '../upgrades.ts';
+import { completeUpgrade, pendingUpgrade } from '../upgrades.ts';
 
 const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const CDP_ID = /^[0-9a-f-]{36}$/;
@@ -44,7 +44,7 @@ export function cdpRoutes({ cdp, assignWaitS, stopping }: CdpRouteDeps, wss: Web
         return reply.hijack();
       }
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => cdp.splice(ws, upstream, limits));
+      completeUpgrade(wss, req.raw, up, (ws) => cdp.splice(ws, upstream, limits));
     });
 
     app.get('/workers/:id/cdp/:cdp_id', (req, reply) => {
@@ -55,7 +55,7 @@ export function cdpRoutes({ cdp, assignWaitS, stopping }: CdpRouteDeps, wss: Web
       const token = req.headers[TUNNEL_TOKEN_HEADER];
       const take = cdp.claimTunnel(id, cdp_id, typeof token === 'string' ? token : undefined);
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, take);
+      completeUpgrade(wss, req.raw, up, take);
     });
   };
 }

@@ -8,7 +8,7 @@ import type { LinkService } from '../../hub/link-service.ts';
 import type { AdminEventStream } from '../admin-events.ts';
 import type { WallRelay } from '../../hub/wall-relay.ts';
 import { acceptWallSocket } from '../wall-socket.ts';
-import { pendingUpgrade } from '../upgrades.ts';
+import { completeUpgrade, pendingUpgrade } from '../upgrades.ts';
 
 const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
@@ -27,14 +27,14 @@ export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebS
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress, up.socket));
+      completeUpgrade(wss, req.raw, up, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress, up.socket));
     });
 
     app.get('/admin/events', (req, reply) => {
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/admin/events' });
       reply.hijack();
-      wss.handleUpgrade(req.raw, up.socket, up.head, (ws) => events.accept(ws));
+      completeUpgrade(wss, req.raw, up, (ws) => events.accept(ws));
     });
 
     for (const [path, localOnly] of [['/admin/wall', false], ['/internal/wall', true]] as const) {
@@ -42,7 +42,7 @@ export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebS
         const up = pendingUpgrade(req.raw);
         if (!up) throw new PaprikaError('upgrade_required', { path });
         reply.hijack();
-        wallWss.handleUpgrade(req.raw, up.socket, up.head, (ws) => acceptWallSocket(ws, wall, localOnly));
+        completeUpgrade(wallWss, req.raw, up, (ws) => acceptWallSocket(ws, wall, localOnly));
       });
     }
   };
