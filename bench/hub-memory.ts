@@ -30,8 +30,35 @@ async function connectAll(url: (i: number) => string, n: number, onOpen: (ws: We
   return sockets;
 }
 
-async function settle(pid: number): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1500));
+/**
+ * A full collection in the process listening for the inspector on `inspectPort`
+ * (HeapProfiler.collectGarbage over its WebSocket), so RSS is sampled without the garbage a
+ * sample happened to carry: single runs read 11-26 KiB/worker on one build before.
+ */
+async function collectGarbage(inspectPort: number): Promise<void> {
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+  const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.on('message', (m) => {
+        if ((JSON.parse(String(m)) as { id?: number }).id === 1) resolve();
+      });
+      ws.once('error', reject);
+      ws.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
+    });
+  } finally {
+    ws.close();
+  }
+}
+
+async function settle(pid: number, inspectPort: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 500));
+  await collectGarbage(inspectPort);
+  await new Promise((r) => setTimeout(r, 500));
   return rssKb(pid);
 }
 
@@ -52,7 +79,8 @@ function onChallenge(ws: WebSocket, send: (nonce: string) => void): void {
 async function hubSample(workers: number): Promise<Sample> {
   const port = await freePort();
   const backends = await realBackends();
-  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200', PAPRIKA_REGISTER_BURST: '100000', PAPRIKA_REGISTER_PER_MIN: '100000' });
+  const inspectPort = await freePort();
+  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200', PAPRIKA_REGISTER_BURST: '100000', PAPRIKA_REGISTER_PER_MIN: '100000' }, { nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
   const pid = hub.child.pid!;
   const caps = { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' };
   // Warm the hub up (JIT, first link, first fleet read) so the baseline is not start-up noise.
@@ -60,7 +88,7 @@ async function hubSample(workers: number): Promise<Sample> {
   const warm = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wwarm${i}/link`, 10, (ws, i) => onChallenge(ws, (nonce) => ws.send(provenHello(`wwarm${i}`, secrets.get(`wwarm${i}`)!, nonce, { capabilities: caps, disk_pct: undefined }))));
   await fetch(`${hub.url}/admin/workers`);
   for (const s of warm) s.terminate();
-  const before = await settle(pid);
+  const before = await settle(pid, inspectPort);
   const sockets = await connectAll((i) => `ws://127.0.0.1:${port}/workers/wm${i}/link`, workers, (ws, i) =>
     onChallenge(ws, (nonce) => {
       ws.send(provenHello(`wm${i}`, secrets.get(`wm${i}`)!, nonce, { capabilities: caps, disk_pct: undefined }));
@@ -71,7 +99,7 @@ async function hubSample(workers: number): Promise<Sample> {
   await waitFor('all linked', async () => (linked = ((await (await fetch(`${hub.url}/healthz`)).json()) as { workers: number }).workers) === workers, 60_000, 100).catch((err: unknown) => {
     throw new Error(`${String(err)} (${linked} of ${workers} linked)\n${hub.output().slice(-2000)}`);
   });
-  const after = await settle(pid);
+  const after = await settle(pid, inspectPort);
   for (const s of sockets) s.terminate();
   await hub.kill();
   await backends.drop();
@@ -81,23 +109,24 @@ async function hubSample(workers: number): Promise<Sample> {
 // The floor: RSS growth of a process that only holds as many sockets.
 async function floorSample(workers: number): Promise<Sample> {
   const floorPort = await freePort();
-  const floor = spawn(process.execPath, ['-e', `const {WebSocketServer}=require('ws');new WebSocketServer({port:${floorPort},host:'127.0.0.1'});setInterval(()=>{},1e6)`], { stdio: 'ignore', cwd: process.cwd() });
+  const inspectPort = await freePort();
+  const floor = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, '-e', `const {WebSocketServer}=require('ws');new WebSocketServer({port:${floorPort},host:'127.0.0.1'});setInterval(()=>{},1e6)`], { stdio: 'ignore', cwd: process.cwd() });
   await waitFor('floor server', async () => new Promise<boolean>((resolve) => {
     const ws = new WebSocket(`ws://127.0.0.1:${floorPort}`);
     ws.once('open', () => (ws.close(), resolve(true)));
     ws.once('error', () => resolve(false));
   }), 10_000, 50);
-  const before = await settle(floor.pid!);
+  await waitFor('floor inspector', async () => fetch(`http://127.0.0.1:${inspectPort}/json/list`).then((r) => r.ok, () => false), 10_000, 50);
+  const before = await settle(floor.pid!, inspectPort);
   const sockets = await connectAll(() => `ws://127.0.0.1:${floorPort}`, workers, () => {});
-  const after = await settle(floor.pid!);
+  const after = await settle(floor.pid!, inspectPort);
   for (const s of sockets) s.terminate();
   floor.kill('SIGKILL');
   return { before, after };
 }
 
-// RSS is sampled without forcing a collection, so one sample can carry garbage not yet
-// collected (seen: 11 and 23 KiB/worker on the same build); like the other figures, the
-// lower of two runs counts.
+// RSS is sampled after a forced full collection in each process (collectGarbage); like the
+// other figures, the lower of two runs counts.
 const lower = (a: Sample, b: Sample) => (a.after - a.before <= b.after - b.before ? a : b);
 
 export async function hubMemoryFigures(o: { workers: number }): Promise<Figure[]> {
