@@ -51,8 +51,8 @@ function routeUpgrade(app: FastifyInstance, req: IncomingMessage, socket: Duplex
 
 /**
  * Completes a WebSocket route's upgrade: `wss` answers 101 on the pending socket, which then
- * lets go of the HTTP answer made for it (a hub held one answer and one request, ~1 KB, for
- * each linked worker's whole link), and `onSocket` gets the WebSocket.
+ * lets go of the HTTP answer made for it (a hub held one answer and one request, about 2 KB of
+ * heap with their headers, for each linked worker's whole link), and `onSocket` gets the WebSocket.
  */
 export function completeUpgrade(wss: WebSocketServer, req: IncomingMessage, up: PendingUpgrade, onSocket: (ws: WebSocket) => void): void {
   wss.handleUpgrade(req, up.socket, up.head, (ws) => {
