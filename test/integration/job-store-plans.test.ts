@@ -148,7 +148,7 @@ describe.skipIf(!requireServices(['postgres']))("the hub's connection, its state
       const store = new SqlJobStore(sql);
       const now = new Date();
       const claim = { workerId: 'w1', hubId: 'h1', lane: 0, assignmentId: randomUUID(), novncUrl: null, now, deadlineAt: now };
-      const finish = { assignmentId: randomUUID(), workerId: 'w1', status: 'succeeded' as const, result: { ok: true }, now };
+      const finish = { assignmentId: randomUUID(), workerId: 'w1', status: 'succeeded' as const, result: { ok: true }, error: null, now };
       for (let i = 0; i < 8; i++) {
         expect(await store.claimQueuedJobs([randomUUID(), randomUUID()].map((id) => ({ id, claim })))).toEqual([]);
         expect(await store.finishJobs([randomUUID(), randomUUID()].map((id) => ({ id, finish })))).toEqual([]);
