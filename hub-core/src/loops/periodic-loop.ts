@@ -6,7 +6,8 @@ import type { Clock } from '../ports/clock.ts';
 
 export class PeriodicLoop {
   private abort = new AbortController();
-  private wakeup: AbortController | undefined;
+  /** Ends the idle wait in progress, if any. */
+  private wakeNow: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private woken = false;
 
@@ -27,7 +28,7 @@ export class PeriodicLoop {
   /** Run the next pass now instead of at the end of the period (the timer stays as the safety net). */
   wake(): void {
     this.woken = true;
-    this.wakeup?.abort();
+    this.wakeNow?.();
   }
 
   private async run(): Promise<void> {
@@ -45,11 +46,21 @@ export class PeriodicLoop {
     }
   }
 
-  private async idle(signal: AbortSignal): Promise<void> {
-    this.wakeup = new AbortController();
-    const both = AbortSignal.any([signal, this.wakeup.signal]);
-    if (!this.woken) await this.clock.sleep(this.periodMs, both);
-    this.wakeup = undefined;
+  /** Until the period ends, a wake, or stop. A timer and a callback, not a signal per wait: a busy loop idles hundreds of times a second. */
+  private idle(signal: AbortSignal): Promise<void> {
+    if (this.woken || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      let cancel = () => {};
+      const done = () => {
+        cancel();
+        signal.removeEventListener('abort', done);
+        this.wakeNow = undefined;
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      this.wakeNow = done;
+      cancel = this.clock.setTimer(this.periodMs, done);
+    });
   }
 
   async stop(): Promise<void> {
