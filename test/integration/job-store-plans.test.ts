@@ -132,13 +132,14 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
 });
 
 describe.skipIf(!requireServices(['postgres']))("the hub's connection, its statements first run on an empty jobs table", () => {
-  // Postgres keeps a prepared statement's generic plan from its sixth run on, and until
+  // Postgres keeps a named statement's generic plan from its sixth run on, and until
   // autovacuum's first ANALYZE nothing replaces it: one made on an empty table scanned the
   // whole table for every batch claim and result write, ~3x Postgres's CPU a job on a bulk
-  // submit of 10,000. The hub's connections ask for a plan per run (pg-client.ts).
-  it('runs its batch claim and result write through the primary key once the table holds 20,000 rows', async () => {
+  // submit of 10,000. The statements that take a list of jobs are planned at every run
+  // (sql-job-store.ts); those on one id keep theirs, which must be the primary key.
+  it('keeps no plan for a list of jobs, and finds them through the primary key once the table holds 20,000 rows', async () => {
     const db = await createTestDatabase();
-    const sql = pgClient(db.url, { max: 1 }); // one connection: the one that prepared the statements is the one asked
+    const sql = pgClient(db.url, { max: 1 }); // one connection: the one that ran the statements is the one asked
     const filler = new pg.Client({ connectionString: db.url });
     try {
       await migrate(sql);
@@ -149,22 +150,30 @@ describe.skipIf(!requireServices(['postgres']))("the hub's connection, its state
       const now = new Date();
       const claim = { workerId: 'w1', hubId: 'h1', lane: 0, assignmentId: randomUUID(), novncUrl: null, now, deadlineAt: now };
       const finish = { assignmentId: randomUUID(), workerId: 'w1', status: 'succeeded' as const, result: { ok: true }, error: null, now };
+      const single = randomUUID();
       for (let i = 0; i < 8; i++) {
         expect(await store.claimQueuedJobs([randomUUID(), randomUUID()].map((id) => ({ id, claim })))).toEqual([]);
         expect(await store.finishJobs([randomUUID(), randomUUID()].map((id) => ({ id, finish })))).toEqual([]);
+        expect(await store.jobsByIdempotencyKeys(['k-1', 'k-2'])).toEqual([]);
+        expect(await store.claimQueuedJob(single, claim)).toBeUndefined();
+        expect(await store.finishJob(single, finish)).toBeUndefined();
       }
       await filler.query(`INSERT INTO jobs (id, kind, spec, status, created_at) SELECT gen_random_uuid(), 'sleep', '{}', 'queued', now() FROM generate_series(1, 20000)`);
-      const ids = (await filler.query<{ id: string }>('SELECT id FROM jobs LIMIT 8')).rows.map((r) => r.id);
-      const claims = JSON.stringify(ids.map((id, lane) => ({ id, worker_id: 'w1', hub_id: 'h1', lane, session_id: randomUUID(), novnc_url: null, assigned_at: now, deadline_at: now })));
-      const finishes = JSON.stringify(ids.map((id) => ({ id, session_id: randomUUID(), worker_id: 'w1', status: 'succeeded', result: null, error: null, finished_at: now })));
-      const planOf = async (name: string, arg: string) => (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${name}"(${filler.escapeLiteral(arg)})`)).map((r) => r['QUERY PLAN']).join('\n');
-      for (const [name, plan] of [
-        ['claimQueuedJobs', await planOf('claimQueuedJobs', claims)],
-        ['finishJobs', await planOf('finishJobs', finishes)],
-      ]) {
-        expect({ name, seqScan: plan.includes('Seq Scan on jobs') }).toEqual({ name, seqScan: false });
-        expect(plan).toContain('jobs_pkey');
+      const ids = (await filler.query<{ id: string }>('SELECT id FROM jobs LIMIT 9')).rows.map((r) => r.id);
+      // What the session keeps: the one-id statements, each with its generic plan.
+      const kept = await sql.query<{ name: string; statement: string; generic_plans: number }>('SELECT name, statement, generic_plans::int AS generic_plans FROM pg_prepared_statements WHERE generic_plans > 0');
+      expect(kept.filter((k) => /jsonb_to_recordset|jsonb_array_elements/.test(k.statement)).map((k) => k.name)).toEqual([]);
+      expect(kept.map((k) => k.name)).toEqual(expect.arrayContaining(['claimQueuedJob', 'finishJob']));
+      for (const k of kept.filter((x) => ['claimQueuedJob', 'finishJob'].includes(x.name))) {
+        const args = k.name === 'claimQueuedJob' ? [ids[8], 'w1', 'h1', 0, randomUUID(), null, now.toISOString(), now.toISOString()] : [ids[8], randomUUID(), 'succeeded', '{"ok":true}', null, now.toISOString(), 'w1'];
+        const plan = (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${k.name}"(${args.map((a) => (a === null ? 'NULL' : filler.escapeLiteral(String(a)))).join(', ')})`)).map((r) => r['QUERY PLAN']).join('\n');
+        expect({ name: k.name, seqScan: plan.includes('Seq Scan on jobs') }).toEqual({ name: k.name, seqScan: false });
       }
+      // And the list statements, run now, still claim and finish what they are given.
+      const claimed = await store.claimQueuedJobs(ids.slice(0, 8).map((id, lane) => ({ id, claim: { ...claim, lane, assignmentId: `a-${id}` } })));
+      expect(claimed.map((r) => r.id).sort()).toEqual(ids.slice(0, 8).sort());
+      const finished = await store.finishJobs(ids.slice(0, 8).map((id) => ({ id, finish: { ...finish, assignmentId: `a-${id}` } })));
+      expect(finished.map((r) => r.status)).toEqual(Array(8).fill('succeeded'));
     } finally {
       await filler.end().catch(() => {});
       await sql.close();

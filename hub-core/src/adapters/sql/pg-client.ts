@@ -12,17 +12,6 @@ export function pgClient(url: string, opts: { max?: number } = {}): SqlClient {
     idleTimeoutMillis: 10_000,
     // A dead server must fail requests quickly (503) instead of hanging POST /jobs.
     query_timeout: 15_000,
-    // Plans made for each execution, with its arguments and the table as it is now. A prepared
-    // statement otherwise keeps one generic plan from its sixth run on, and a plan made while
-    // `jobs` was nearly empty (a new deployment, or the first minute of a bulk submit: until
-    // autovacuum's first ANALYZE) scans the whole table for every batch claim and result
-    // write: on a submit of 10,000 jobs, Postgres used ~3x the CPU a job (test/integration/
-    // job-store-plans.test.ts). Planning every run costs ~15 % over a good cached plan.
-    // Run before the pool hands the connection out; a server without the setting (< 12) ignores it.
-    onConnect: (client) => client.query('SET plan_cache_mode = force_custom_plan').then(
-      () => {},
-      () => {},
-    ),
   });
   // An idle client losing its connection (Postgres restart) must not crash the hub.
   pool.on('error', () => {});

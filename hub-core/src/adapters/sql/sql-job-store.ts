@@ -13,6 +13,18 @@ import { SQL } from './statements.ts';
 /** JSON parameters go in as text and are cast to jsonb in the statement. */
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+/**
+ * The statements that take a JSON list of jobs go unnamed: parsed and planned at every run, for
+ * its list and the table as it is. Named, Postgres keeps one generic plan from the sixth run on,
+ * and nothing replaces it until autovacuum's first ANALYZE of `jobs`: one made while the table
+ * was nearly empty (a new deployment, the first minute of a bulk submit) scanned the whole
+ * table for every batch claim and result write, ~3x Postgres's CPU a job on a submit of 10,000
+ * (test/integration/job-store-plans.test.ts). The statements on one id keep their generic plan:
+ * it is the primary key whatever the table held, and planning each of those cost the one-job
+ * path ~4 %.
+ */
+const PLANNED_PER_RUN = undefined;
+
 export class SqlJobStore implements JobStore {
   readonly credentials: SqlCredentialStore;
   readonly history: SqlFleetHistory;
@@ -42,7 +54,7 @@ export class SqlJobStore implements JobStore {
   }
 
   jobsByIdempotencyKeys(keys: string[]): Promise<JobRow[]> {
-    return keys.length === 0 ? Promise.resolve([]) : this.db.query<JobRow>(SQL.jobsByIdempotencyKeys, [JSON.stringify(keys)], 'jobsByIdempotencyKeys');
+    return keys.length === 0 ? Promise.resolve([]) : this.db.query<JobRow>(SQL.jobsByIdempotencyKeys, [JSON.stringify(keys)], PLANNED_PER_RUN);
   }
 
   private async insertedOrExisting(rows: JobRow[], job: NewJob): Promise<{ job: JobRow; created: boolean }> {
@@ -71,7 +83,7 @@ export class SqlJobStore implements JobStore {
   claimQueuedJobs(claims: Array<{ id: string; claim: Claim }>): Promise<JobRow[]> {
     if (claims.length === 0) return Promise.resolve([]);
     const rows = claims.map(({ id, claim: c }) => ({ id, worker_id: c.workerId, hub_id: c.hubId, lane: c.lane, session_id: c.assignmentId, novnc_url: c.novncUrl, assigned_at: c.now.toISOString(), deadline_at: c.deadlineAt.toISOString() }));
-    return this.db.query<JobRow>(SQL.claimQueuedJobs, [JSON.stringify(rows)], 'claimQueuedJobs');
+    return this.db.query<JobRow>(SQL.claimQueuedJobs, [JSON.stringify(rows)], PLANNED_PER_RUN);
   }
 
   async unclaimJob(id: string, assignmentId: string, now: Date, workerId?: string): Promise<boolean> {
@@ -86,7 +98,7 @@ export class SqlJobStore implements JobStore {
   finishJobs(finishes: Array<{ id: string; finish: Finish }>): Promise<JobRow[]> {
     if (finishes.length === 0) return Promise.resolve([]);
     const rows = finishes.map(({ id, finish: f }) => ({ id, session_id: f.assignmentId, worker_id: f.workerId, status: f.status, result: f.result ?? null, error: f.error, finished_at: f.now.toISOString() }));
-    return this.db.query<JobRow>(SQL.finishJobs, [JSON.stringify(rows)], 'finishJobs');
+    return this.db.query<JobRow>(SQL.finishJobs, [JSON.stringify(rows)], PLANNED_PER_RUN);
   }
 
   async cancelJob(id: string, now: Date): Promise<JobRow | undefined> {
