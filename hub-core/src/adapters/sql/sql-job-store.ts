@@ -21,10 +21,9 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
  * table for every batch claim and result write, ~3x Postgres's CPU a job on a submit of 10,000
  * (test/integration/job-store-plans.test.ts). A page of GET /jobs is planned per run too: its
  * generic plan made on an empty table sorted the whole table for every page (43 ms a page at
- * 200,000 jobs, against 1.1 ms planned). The statements
- * on one id keep their generic plan:
- * it is the primary key whatever the table held, and planning each of those cost the one-job
- * path ~4 %.
+ * 200,000 jobs, against 1.1 ms planned). The statements on one id keep their generic plan: it
+ * is the primary key whatever the table held, and planning each of those cost the one-job path
+ * ~4 %.
  */
 const PLANNED_PER_RUN = undefined;
 
