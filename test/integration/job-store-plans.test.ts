@@ -135,8 +135,9 @@ describe.skipIf(!requireServices(['postgres']))("the hub's connection, its state
   // Postgres keeps a named statement's generic plan from its sixth run on, and until
   // autovacuum's first ANALYZE nothing replaces it: one made on an empty table scanned the
   // whole table for every batch claim and result write, ~3x Postgres's CPU a job on a bulk
-  // submit of 10,000. The statements that take a list of jobs are planned at every run
-  // (sql-job-store.ts); those on one id keep theirs, which must be the primary key.
+  // submit of 10,000, and sorted the whole table for every page of GET /jobs or of a worker's
+  // jobs. Those statements are planned at every run (PLANNED_PER_RUN, sql-client.ts); the
+  // ones on one id keep theirs, which must be the primary key.
   it('keeps no plan for a list of jobs, and finds them through the primary key once the table holds 20,000 rows', async () => {
     const db = await createTestDatabase();
     const sql = pgClient(db.url, { max: 1 }); // one connection: the one that ran the statements is the one asked
@@ -158,6 +159,7 @@ describe.skipIf(!requireServices(['postgres']))("the hub's connection, its state
         expect(await store.claimQueuedJob(single, claim)).toBeUndefined();
         expect(await store.finishJob(single, finish)).toBeUndefined();
         expect(await store.listJobs({ limit: 50 })).toEqual([]);
+        expect(await store.workerRecord.jobsOf('w1', 50)).toEqual([]);
       }
       await filler.query(`INSERT INTO jobs (id, kind, spec, status, created_at) SELECT gen_random_uuid(), 'sleep', '{}', 'queued', now() FROM generate_series(1, 20000)`);
       const ids = (await filler.query<{ id: string }>('SELECT id FROM jobs LIMIT 9')).rows.map((r) => r.id);

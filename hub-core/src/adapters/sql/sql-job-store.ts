@@ -7,25 +7,13 @@ import { pgliteClient } from './pglite-client.ts';
 import { SqlCredentialStore } from './sql-credential-store.ts';
 import { SqlFleetHistory } from './sql-fleet-history.ts';
 import { SqlWorkerRecord } from './sql-worker-record.ts';
-import type { SqlClient } from './sql-client.ts';
+import { PLANNED_PER_RUN, type SqlClient } from './sql-client.ts';
 import { SQL } from './statements.ts';
 
 /** JSON parameters go in as text and are cast to jsonb in the statement. */
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
-/**
- * The statements that take a JSON list of jobs go unnamed: parsed and planned at every run, for
- * its list and the table as it is. Named, Postgres keeps one generic plan from the sixth run on,
- * and nothing replaces it until autovacuum's first ANALYZE of `jobs`: one made while the table
- * was nearly empty (a new deployment, the first minute of a bulk submit) scanned the whole
- * table for every batch claim and result write, ~3x Postgres's CPU a job on a submit of 10,000
- * (test/integration/job-store-plans.test.ts). A page of GET /jobs is planned per run too: its
- * generic plan made on an empty table sorted the whole table for every page (43 ms a page at
- * 200,000 jobs, against 1.1 ms planned). The statements on one id keep their generic plan: it
- * is the primary key whatever the table held, and planning each of those cost the one-job path
- * ~4 %.
- */
-const PLANNED_PER_RUN = undefined;
+// Lists of jobs and pages of them go unnamed: see PLANNED_PER_RUN (sql-client.ts).
 
 export class SqlJobStore implements JobStore {
   readonly credentials: SqlCredentialStore;

@@ -1,6 +1,6 @@
 import type { AuditEntry, JobSummaryRow } from '../../ports/job-store.ts';
 import type { WorkerRecord } from '../../ports/worker-record.ts';
-import type { SqlClient } from './sql-client.ts';
+import { PLANNED_PER_RUN, type SqlClient } from './sql-client.ts';
 
 const SUMMARY = `id, kind, status, worker_id, lane, hub_id, session_id, novnc_url, error, attempts,
   created_at, assigned_at, finished_at, deadline_at, released_at, idempotency_key`;
@@ -14,7 +14,7 @@ export class SqlWorkerRecord implements WorkerRecord {
   constructor(private readonly db: SqlClient) {}
 
   jobsOf(workerId: string, limit: number): Promise<JobSummaryRow[]> {
-    return this.db.query<JobSummaryRow>(WORKER_RECORD_SQL.jobsOf, [workerId, limit], 'workerJobs');
+    return this.db.query<JobSummaryRow>(WORKER_RECORD_SQL.jobsOf, [workerId, limit], PLANNED_PER_RUN);
   }
 
   auditOf(workerId: string, limit: number): Promise<AuditEntry[]> {
