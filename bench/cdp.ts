@@ -46,7 +46,9 @@ async function roundTrips(url: string, n: number, headers: Record<string, string
 
 async function directChrome(): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-bench-cdp-'));
-  const proc = spawn(CHROMIUM, [...CHROME_ARGS, '--headless', '--remote-debugging-port=0', `--user-data-dir=${dir}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its own process group: stop() kills the browser with its renderers and helpers, which
+  // otherwise outlive a killed browser for a moment and write into the profile as it is removed.
+  const proc = spawn(CHROMIUM, [...CHROME_ARGS, '--headless', '--remote-debugging-port=0', `--user-data-dir=${dir}`, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {
@@ -59,8 +61,19 @@ async function directChrome(): Promise<{ url: string; stop: () => Promise<void> 
   return {
     url,
     stop: async () => {
-      proc.kill('SIGKILL');
+      const group = -(proc.pid ?? 0);
+      const groupAlive = () => {
+        try {
+          process.kill(group, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (groupAlive()) process.kill(group, 'SIGKILL');
       await new Promise((r) => (proc.exitCode !== null || proc.signalCode !== null ? r(null) : proc.once('exit', r)));
+      // Every process of the group gone (reaped by init once the browser, their parent, died).
+      await waitFor('the direct Chromium and its helpers to exit', async () => !groupAlive(), 10_000);
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   };
