@@ -114,6 +114,8 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     const pages = (await Promise.all(browsers.map(async (c) => (await c.browser.targets()).filter((t) => t.type() === 'page').length))).reduce((a, b) => a + b, 0);
     expect(pages).toBe(pool.lanes.length);
     expect(renderersUnder(browsers.map((c) => c.pid!))).toBe(pages);
+    // The network service and the GPU thread run inside the browser process (~18 MiB a browser).
+    expect(chromeProcessesUnder(browsers.map((c) => c.pid!), /--utility-sub-type=network\.mojom\.NetworkService|--type=gpu-process/)).toBe(0);
   });
 
   it('a failing step fails the job with its number, op and reason', async () => {
@@ -222,15 +224,20 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
 
 /** Renderer processes (`--type=renderer`) among the descendants of `roots`, from /proc. */
 function renderersUnder(roots: number[]): number {
+  return chromeProcessesUnder(roots, /(^|[\0 ])--type=renderer([\0 ]|$)/);
+}
+
+/** Chrome's processes under these browser pids whose command line matches `kind`. */
+function chromeProcessesUnder(roots: number[], kind: RegExp): number {
   const parent = new Map<number, number>();
-  const renderer = new Set<number>();
+  const matching = new Set<number>();
   for (const e of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
       parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
       // Chrome rewrites its command line into one space-separated string.
-      if (/(^|[\0 ])--type=renderer([\0 ]|$)/.test(fs.readFileSync(`/proc/${e}/cmdline`, 'utf8'))) renderer.add(Number(e));
+      if (kind.test(fs.readFileSync(`/proc/${e}/cmdline`, 'utf8'))) matching.add(Number(e));
     } catch {
       // exited meanwhile
     }
@@ -239,5 +246,5 @@ function renderersUnder(roots: number[]): number {
     for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; p = parent.get(p), hops++) if (roots.includes(p)) return true;
     return false;
   };
-  return [...renderer].filter(under).length;
+  return [...matching].filter(under).length;
 }
