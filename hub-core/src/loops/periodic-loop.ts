@@ -53,10 +53,9 @@ export class PeriodicLoop {
    */
   private async idle(signal: AbortSignal): Promise<void> {
     if (this.woken || signal.aborted) return;
-    const wakeup = new AbortController();
-    this.wakeup = wakeup;
-    await this.clock.sleep(this.periodMs, wakeup.signal);
-    if (this.wakeup === wakeup) this.wakeup = undefined;
+    this.wakeup = new AbortController();
+    await this.clock.sleep(this.periodMs, this.wakeup.signal);
+    this.wakeup = undefined;
   }
 
   async stop(): Promise<void> {
