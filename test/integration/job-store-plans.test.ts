@@ -16,6 +16,12 @@ import { createTestDatabase, requireServices } from '../harness/services.ts';
 
 const ROWS = 20_000;
 
+/** Arguments for the one-job claim and result write, on job `id`: each block asks for their plans. */
+const ONE_JOB_ARGS = {
+  claimQueuedJob: (id: string) => [id, 'w1', 'h1', 0, randomUUID(), null, new Date().toISOString(), new Date().toISOString()],
+  finishJob: (id: string) => [id, randomUUID(), 'succeeded', '{"ok":true}', null, new Date().toISOString(), 'w1'],
+};
+
 describe.skipIf(!requireServices(['postgres']))('job statements by id use the primary key alone (by idempotency key, that index)', () => {
   let store: SqlJobStore;
   let client: pg.Client;
@@ -58,9 +64,9 @@ describe.skipIf(!requireServices(['postgres']))('job statements by id use the pr
     const finishes = JSON.stringify(ids.map((id) => ({ id, session_id: randomUUID(), worker_id: 'w1', status: 'succeeded', result: { ok: true }, error: null, finished_at: new Date() })));
     return {
       claimQueuedJobs: await planOf(SQL.claimQueuedJobs, [claims]),
-      claimQueuedJob: await planOf(SQL.claimQueuedJob, [ids[0], 'w1', 'h1', 0, randomUUID(), null, new Date().toISOString(), new Date().toISOString()]),
+      claimQueuedJob: await planOf(SQL.claimQueuedJob, ONE_JOB_ARGS.claimQueuedJob(ids[0])),
       finishJobs: await planOf(SQL.finishJobs, [finishes]),
-      finishJob: await planOf(SQL.finishJob, [ids[0], randomUUID(), 'succeeded', '{"ok":true}', null, new Date().toISOString(), 'w1']),
+      finishJob: await planOf(SQL.finishJob, ONE_JOB_ARGS.finishJob(ids[0])),
       unclaimJob: await planOf(SQL.unclaimJob, [ids[0], randomUUID(), new Date().toISOString()]),
       unclaimJobOfWorker: await planOf(SQL.unclaimJobOfWorker, [ids[0], randomUUID(), new Date().toISOString(), 'w1']),
       cancelJob: await planOf(SQL.cancelJob, [ids[0], new Date().toISOString()]),
@@ -167,10 +173,10 @@ describe.skipIf(!requireServices(['postgres']))("the hub's connection, its state
       const kept = await sql.query<{ name: string; statement: string; generic_plans: number }>('SELECT name, statement, generic_plans::int AS generic_plans FROM pg_prepared_statements WHERE generic_plans > 0');
       expect(kept.filter((k) => /jsonb_to_recordset|jsonb_array_elements|ORDER BY created_at DESC, id DESC/.test(k.statement)).map((k) => k.name)).toEqual([]);
       expect(kept.map((k) => k.name)).toEqual(expect.arrayContaining(['claimQueuedJob', 'finishJob']));
-      for (const k of kept.filter((x) => ['claimQueuedJob', 'finishJob'].includes(x.name))) {
-        const args = k.name === 'claimQueuedJob' ? [ids[8], 'w1', 'h1', 0, randomUUID(), null, now.toISOString(), now.toISOString()] : [ids[8], randomUUID(), 'succeeded', '{"ok":true}', null, now.toISOString(), 'w1'];
-        const plan = (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${k.name}"(${args.map((a) => (a === null ? 'NULL' : filler.escapeLiteral(String(a)))).join(', ')})`)).map((r) => r['QUERY PLAN']).join('\n');
-        expect({ name: k.name, seqScan: plan.includes('Seq Scan on jobs') }).toEqual({ name: k.name, seqScan: false });
+      for (const name of ['claimQueuedJob', 'finishJob'] as const) {
+        const args = ONE_JOB_ARGS[name](ids[8]);
+        const plan = (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE "${name}"(${args.map((a) => (a === null ? 'NULL' : filler.escapeLiteral(String(a)))).join(', ')})`)).map((r) => r['QUERY PLAN']).join('\n');
+        expect({ name, seqScan: plan.includes('Seq Scan on jobs') }).toEqual({ name, seqScan: false });
       }
       // And the list statements, run now, still claim and finish what they are given.
       const claimed = await store.claimQueuedJobs(ids.slice(0, 8).map((id, lane) => ({ id, claim: { ...claim, lane, assignmentId: `a-${id}` } })));

@@ -41,6 +41,15 @@ function counted(clock: ManualClock, periodMs: number) {
   };
 }
 
+/** A counted loop started on a fresh clock, in its first idle wait. */
+async function idling(periodMs: number) {
+  const clock = new ManualClock();
+  const c = counted(clock, periodMs);
+  c.loop.start();
+  await new Promise((r) => setImmediate(r));
+  return { clock, c };
+}
+
 describe('PeriodicLoop', () => {
   it('runs a pass when its period ends, and another at each period after', async () => {
     const clock = new ManualClock();
@@ -63,10 +72,7 @@ describe('PeriodicLoop', () => {
   });
 
   it('runs a pass at once when woken, without waiting for the period', async () => {
-    const clock = new ManualClock();
-    const c = counted(clock, 60_000);
-    c.loop.start();
-    await new Promise((r) => setImmediate(r));
+    const { clock, c } = await idling(60_000);
     const next = c.nextPass();
     c.loop.wake();
     await next;
@@ -77,10 +83,7 @@ describe('PeriodicLoop', () => {
   });
 
   it('a wake during a pass runs the next pass right after it, not a period later', async () => {
-    const clock = new ManualClock();
-    const c = counted(clock, 60_000);
-    c.loop.start();
-    await new Promise((r) => setImmediate(r));
+    const { clock, c } = await idling(60_000);
     const release = c.hold();
     let next = c.nextPass();
     c.loop.wake();
@@ -95,10 +98,7 @@ describe('PeriodicLoop', () => {
   });
 
   it('stop() ends an idle wait at once and leaves no timer', async () => {
-    const clock = new ManualClock();
-    const c = counted(clock, 60_000);
-    c.loop.start();
-    await new Promise((r) => setImmediate(r));
+    const { clock, c } = await idling(60_000);
     expect(clock.pending).toBe(1);
     await c.loop.stop();
     expect(clock.pending).toBe(0);
