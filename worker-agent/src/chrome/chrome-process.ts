@@ -33,10 +33,10 @@ const FEWER_PROCESSES = ['--in-process-gpu', '--enable-features=NetworkServiceIn
 
 /**
  * A lane's browser: the seed's flags, no first tab, no unshown UI, no spare renderer, and two
- * processes fewer. After a navigation
- * Chrome starts a renderer ahead of time for the next navigation *in the same browser context*;
- * every job's context closes when the job ends, so that one too was started and thrown away once
- * a job. (Puppeteer merges this `--disable-features` with its own list.)
+ * processes fewer. After a navigation Chrome starts a renderer ahead of time for the next
+ * navigation *in the same browser context*; every job's context closes when the job ends, so that
+ * one too was started and thrown away once a job. (Puppeteer merges this `--disable-features`
+ * and `--enable-features` with its own lists.)
  */
 export const LANE_CHROME_ARGS = [...CHROME_ARGS, `--disable-features=${[...UNSHOWN_UI_FEATURES, 'SpareRendererForSitePerProcess'].join(',')}`, ...NO_START_TAB, ...FEWER_PROCESSES] as const;
 
