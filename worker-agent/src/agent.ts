@@ -12,7 +12,7 @@ import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
 import { CdpTunnel } from './cdp/cdp-tunnel.ts';
 import { CredentialFile } from './credential-file.ts';
-import { capResult, frameSize } from './result-cap.ts';
+import { ResultOutbox } from './result-outbox.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 import type { ViewKeyring } from './live-view/view-access.ts';
 import { Thumbnailer } from './live-view/thumbnailer.ts';
@@ -25,8 +25,6 @@ const WELCOME_TIMEOUT_MS = 20_000;
 export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
 /** Thumbnails are dropped while the link holds more than this unsent (a result or a slow hub comes first). */
 const THUMB_MAX_BUFFERED_BYTES = 1024 * 1024;
-/** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
-const MAX_STORE_REFUSALS = 5;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
 const LINK_UNAUTHORIZED = 4401;
 /** The hub's close code for a hello whose id another running agent holds (hub-core LINK_ID_IN_USE). */
@@ -58,10 +56,6 @@ export interface AgentOptions {
   onFatal?: (err: Error) => void;
 }
 
-type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
-/** `sending` until the socket has taken the whole frame: a big result is not queued again behind itself. */
-type OutboxEntry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean };
-
 export class WorkerAgent {
   workerId: string | undefined;
   /** This process, in every hello: the hub refuses a second process that claims a live link's id. */
@@ -83,12 +77,8 @@ export class WorkerAgent {
   /** The lanes the hub's last `thumbs` asked for (none on a new link). */
   readonly thumbs: Thumbnailer;
   private readonly stats: HostStats;
-  /**
-   * Results the hub has not acked yet, with when each was last sent: sent again after every
-   * re-link, and on a heartbeat tick when unacked for a whole period (the hub could not
-   * write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
-   */
-  private readonly outbox = new Map<string, OutboxEntry>();
+  /** Results no hub has acked yet: sent again after every re-link and every unacked heartbeat period. */
+  private readonly outbox: ResultOutbox;
   /**
    * The last RECEIVED_KEPT assignments this agent received (job id, assignment id, at), oldest
    * first, for in-process tests; processes log them ('job started'). Bounded: a worker runs for months.
@@ -107,7 +97,8 @@ export class WorkerAgent {
   constructor(private readonly o: AgentOptions) {
     this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
-    this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.queueResult(r));
+    this.outbox = new ResultOutbox({ maxResultBytes: o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent) });
+    this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.outbox.add(r));
     this.thumbs = new Thumbnailer({
       lanes: o.pool.lanes,
       send: (t) => this.send({ type: 'thumb', ...t }),
@@ -182,7 +173,7 @@ export class WorkerAgent {
       hostname: this.o.hostname ?? os.hostname(),
       capabilities: poolCapabilities(this.o.pool, PACKAGE_VERSION),
       jobs: this.runner.heldJobs(),
-      results: [...this.outbox.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id })),
+      results: this.outbox.pending(),
       fresh: !this.welcomed,
       instance: this.instance,
       kinds: [...this.o.pool.kinds],
@@ -223,7 +214,7 @@ export class WorkerAgent {
           }
         }
         this.startHeartbeat();
-        this.resendResults(0);
+        this.outbox.resend(0);
         this.linkedOnce?.();
         return;
       case 'assign': {
@@ -239,15 +230,10 @@ export class WorkerAgent {
       }
       case 'cancel':
         return this.runner.cancel(msg.job_id, msg.reason);
-      case 'result_ack': {
-        // The worker's own record that a hub took the result (the chaos run's evidence).
-        const acked = this.outbox.get(msg.job_id)?.result;
-        if (acked) this.o.log.info({ job_id: acked.job_id, assignment_id: acked.assignment_id, status: acked.status }, 'result acked');
-        this.outbox.delete(msg.job_id);
-        return;
-      }
+      case 'result_ack':
+        return this.outbox.acked(msg.job_id);
       case 'result_refused':
-        return this.onResultRefused(msg);
+        return this.outbox.refused(msg);
       case 'session_open':
       case 'session_command':
       case 'session_close':
@@ -283,59 +269,6 @@ export class WorkerAgent {
     void tunnel.start();
   }
 
-  private queueResult(outcome: JobResult): void {
-    const r = capResult(outcome, this.o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
-    // What the hub is told, when it differs from 'job finished': the worker's own record of the run.
-    if (r.status !== outcome.status) this.o.log.warn({ job_id: r.job_id, assignment_id: r.assignment_id, status: r.status, error: r.error }, 'job result replaced');
-    const entry = { result: r, sentAt: Date.now(), refusals: 0 };
-    this.outbox.set(r.job_id, entry);
-    this.sendResult(entry);
-  }
-
-  private sendResult(entry: OutboxEntry): void {
-    const ws = this.ws;
-    if (ws?.readyState !== WebSocket.OPEN) return;
-    entry.sending = true;
-    this.writes.hold();
-    ws.send(encode(entry.result), () => {
-      entry.sending = false;
-      entry.sentAt = Date.now();
-    });
-  }
-
-  /**
-   * Too large for the link: the job is reported failed instead (nothing else could ever be
-   * sent). Refused by the database: sent again on the heartbeat tick, at most MAX_STORE_REFUSALS
-   * times, then dropped (the hub's reconciler ends the job).
-   */
-  private onResultRefused(msg: Extract<HubMessage, { type: 'result_refused' }>): void {
-    const entry = this.outbox.get(msg.job_id);
-    if (!entry) return;
-    const { job_id, assignment_id } = entry.result;
-    if (msg.code === 'too_large') {
-      const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error: `result too large: ${msg.reason}` };
-      this.o.log.warn({ job_id, assignment_id, status: failed.status, error: failed.error }, 'job result replaced');
-      const next = { result: failed, sentAt: Date.now(), refusals: entry.refusals };
-      this.outbox.set(job_id, next);
-      this.sendResult(next);
-      return;
-    }
-    entry.refusals++;
-    if (entry.refusals < MAX_STORE_REFUSALS) return this.o.log.warn({ job_id, refusals: entry.refusals, reason: msg.reason }, 'the hub could not store a result; sending it again later');
-    this.outbox.delete(job_id);
-    this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason: msg.reason }, 'result dropped: the hub refused to store it');
-  }
-
-  /** Send again every result unacked for at least `olderThanMs`. */
-  private resendResults(olderThanMs: number): void {
-    const now = Date.now();
-    for (const entry of this.outbox.values()) {
-      if (entry.sending || now - entry.sentAt < olderThanMs) continue;
-      entry.sentAt = now;
-      this.sendResult(entry);
-    }
-  }
-
   private startHeartbeat(): void {
     clearInterval(this.heartbeatTimer);
     void this.heartbeat();
@@ -343,16 +276,22 @@ export class WorkerAgent {
   }
 
   private async heartbeat(): Promise<void> {
-    this.resendResults(this.heartbeatS * 1000);
+    this.outbox.resend(this.heartbeatS * 1000);
     const s = await this.stats.sample();
     this.send({ type: 'heartbeat', in_flight: this.runner.inFlight, cpu_pct: s.cpuPct, mem_pct: s.memPct, disk_pct: s.diskPct, lanes: this.runner.laneStates(), lane_recycles: this.o.pool.recycles?.() });
   }
 
   private send(msg: WorkerMessageBody): void {
+    this.transmit(encode(msg));
+  }
+
+  /** Write a frame on the open link, if there is one (see corkPerTurn: it leaves with the turn's other frames). */
+  private transmit(frame: string, sent?: () => void): boolean {
     const ws = this.ws;
-    if (ws?.readyState !== WebSocket.OPEN) return;
+    if (ws?.readyState !== WebSocket.OPEN) return false;
     this.writes.hold();
-    ws.send(encode(msg));
+    ws.send(frame, sent);
+    return true;
   }
 
   private onClose(ws: WebSocket, code: number, reason: string): void {
@@ -368,8 +307,8 @@ export class WorkerAgent {
     if (this.stopped) return;
     if (code === LINK_UNAUTHORIZED) return void this.onRefused(reason);
     if (code === LINK_ID_IN_USE) return this.fail(new WorkerIdInUseError(this.workerId ?? this.o.lanIp, this.o.hubUrl));
-    // 1009: the hub closed on a frame past its ceiling. A result that big is never sent again.
-    if (code === 1009) for (const entry of this.outbox.values()) if (frameSize(entry.result) > MAX_FRAME_BYTES) this.onResultRefused({ type: 'result_refused', v: 1, job_id: entry.result.job_id, code: 'too_large', reason: `the hub closed the link on a frame over ${MAX_FRAME_BYTES} bytes` });
+    // 1009: the hub closed on a frame past its ceiling.
+    if (code === 1009) this.outbox.closedOnOversize();
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
     this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
     this.reconnectTimer = setTimeout(() => this.connect(), delay);

@@ -1,0 +1,107 @@
+// The results a hub has not acked yet. A job's result is the one thing a worker must not lose:
+// it stays here from the job's end until a hub acks it (stored) or refuses it for good, and is
+// sent again after every re-link and whenever it sat unacked for a heartbeat period (the hub
+// could not write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
+import type { Logger } from 'pino';
+import { encode, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
+import { capResult, frameSize } from './result-cap.ts';
+
+export type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
+type Refusal = Extract<HubMessage, { type: 'result_refused' }>;
+/** `sending` until the socket has taken the whole frame: a big result is not queued again behind itself. */
+type Entry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean };
+
+/** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
+export const MAX_STORE_REFUSALS = 5;
+
+export interface ResultOutboxOptions {
+  /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large`. */
+  maxResultBytes: number;
+  log: Logger;
+  /** Write a frame on the current link; false when there is no open link (`sent` is then never called). */
+  transmit: (frame: string, sent: () => void) => boolean;
+  now?: () => number;
+}
+
+export class ResultOutbox {
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: ResultOutboxOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** What a hello lists: the hub then knows these jobs ended here even before the results arrive. */
+  pending(): Array<{ job_id: string; assignment_id: string }> {
+    return [...this.entries.values()].map(({ result }) => ({ job_id: result.job_id, assignment_id: result.assignment_id }));
+  }
+
+  /** A job ended: keep its result (capped to what may be stored) and send it now if linked. */
+  add(outcome: JobResult): void {
+    const r = capResult(outcome, this.o.maxResultBytes);
+    // What the hub is told, when it differs from 'job finished': the worker's own record of the run.
+    if (r.status !== outcome.status) this.o.log.warn({ job_id: r.job_id, assignment_id: r.assignment_id, status: r.status, error: r.error }, 'job result replaced');
+    this.put({ result: r, sentAt: this.now(), refusals: 0 });
+  }
+
+  /** A hub stored it. Logged: the worker's own record that a hub took the result (the chaos run's evidence). */
+  acked(jobId: string): void {
+    const acked = this.entries.get(jobId)?.result;
+    if (acked) this.o.log.info({ job_id: acked.job_id, assignment_id: acked.assignment_id, status: acked.status }, 'result acked');
+    this.entries.delete(jobId);
+  }
+
+  /**
+   * Too large for the link: the job is reported failed instead (nothing else could ever be
+   * sent). Refused by the database: sent again on the heartbeat tick, at most MAX_STORE_REFUSALS
+   * times, then dropped (the hub's reconciler ends the job).
+   */
+  refused(msg: Pick<Refusal, 'job_id' | 'code' | 'reason'>): void {
+    const entry = this.entries.get(msg.job_id);
+    if (!entry) return;
+    const { job_id, assignment_id } = entry.result;
+    if (msg.code === 'too_large') {
+      const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error: `result too large: ${msg.reason}` };
+      this.o.log.warn({ job_id, assignment_id, status: failed.status, error: failed.error }, 'job result replaced');
+      this.put({ result: failed, sentAt: this.now(), refusals: entry.refusals });
+      return;
+    }
+    entry.refusals++;
+    if (entry.refusals < MAX_STORE_REFUSALS) return this.o.log.warn({ job_id, refusals: entry.refusals, reason: msg.reason }, 'the hub could not store a result; sending it again later');
+    this.entries.delete(job_id);
+    this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason: msg.reason }, 'result dropped: the hub refused to store it');
+  }
+
+  /** The hub closed the link on a frame past its ceiling (1009): a result that big is never sent again. */
+  closedOnOversize(): void {
+    for (const entry of [...this.entries.values()]) {
+      if (frameSize(entry.result) > MAX_FRAME_BYTES) this.refused({ job_id: entry.result.job_id, code: 'too_large', reason: `the hub closed the link on a frame over ${MAX_FRAME_BYTES} bytes` });
+    }
+  }
+
+  /** Send again every result unacked for at least `olderThanMs` (0 after a welcome: all of them). */
+  resend(olderThanMs: number): void {
+    const now = this.now();
+    for (const entry of this.entries.values()) {
+      if (entry.sending || now - entry.sentAt < olderThanMs) continue;
+      entry.sentAt = now;
+      this.transmit(entry);
+    }
+  }
+
+  private put(entry: Entry): void {
+    this.entries.set(entry.result.job_id, entry);
+    this.transmit(entry);
+  }
+
+  private transmit(entry: Entry): void {
+    entry.sending = this.o.transmit(encode(entry.result), () => {
+      entry.sending = false;
+      entry.sentAt = this.now();
+    });
+  }
+}
