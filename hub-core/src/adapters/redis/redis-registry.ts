@@ -10,6 +10,7 @@ import { DeadlineError, systemClock, withDeadline, type Clock } from '../../port
 import type { HubInfo, HubRow, Registry, WorkerSnapshot } from '../../ports/registry.ts';
 import { HUB_HISTORY_S, RegistryUnavailableError } from '../../ports/registry.ts';
 import { FORGOTTEN_LOG_MS, RedisFleetReader, type FleetScripts } from './redis-fleet-reader.ts';
+import { RedisDoneChannel } from './redis-done-channel.ts';
 
 const LUA_DIR = packageFile(import.meta.url, 'hub-core/src/adapters/redis/lua', 'lua');
 const SCRIPTS = {
@@ -87,6 +88,7 @@ async function unavailableOnError<T>(f: () => Promise<T>): Promise<T> {
 export class RedisRegistry implements Registry {
   private readonly k;
   private readonly fleet: RedisFleetReader;
+  private readonly done: RedisDoneChannel;
   constructor(
     private readonly redis: ScriptedRedis,
     prefix: string,
@@ -99,6 +101,7 @@ export class RedisRegistry implements Registry {
   ) {
     this.k = redisKeys(prefix);
     this.fleet = new RedisFleetReader(redis, this.k, forgetS, clock, (id) => this.forget(id, true));
+    this.done = new RedisDoneChannel(redis, this.k.jobsDone);
   }
 
   /**
@@ -292,76 +295,21 @@ export class RedisRegistry implements Registry {
     });
   }
 
-  private subscriber: Redis | undefined;
-  private readonly doneListeners = new Set<(jobId: string) => void>();
-
-  /** Ids announced in this event-loop turn, published together at its end. */
-  private doneBatch: string[] = [];
-  private doneSent: Promise<void> | undefined;
-
-  /**
-   * Every job ending within one event-loop turn goes out in one message, a JSON array of ids:
-   * a PUBLISH (a write to Redis, and a message to every subscribed hub) per job cost the hub
-   * as much as the rest of the job's result handling together.
-   */
   announceJobDone(jobId: string): Promise<void> {
-    this.doneBatch.push(jobId);
-    this.doneSent ??= new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
-        const ids = this.doneBatch;
-        this.doneBatch = [];
-        this.doneSent = undefined;
-        const sends: Array<Promise<unknown>> = [];
-        for (let i = 0; i < ids.length; i += DONE_IDS_PER_MESSAGE) sends.push(this.redis.publish(this.k.jobsDone, JSON.stringify(ids.slice(i, i + DONE_IDS_PER_MESSAGE))));
-        Promise.all(sends).then(() => resolve(), reject);
-      }),
-    );
-    return this.doneSent;
+    return this.done.announce(jobId);
   }
 
   onJobDone(listener: (jobId: string) => void): () => void {
-    this.doneListeners.add(listener);
-    if (!this.subscriber) {
-      // A connection of its own: a subscribed ioredis client can run no other command.
-      const sub = this.redis.duplicate({ commandTimeout: undefined });
-      this.subscriber = sub;
-      sub.on('error', () => {}); // reconnects by itself; a missed message only costs a waiter its fallback re-read
-      sub.on('message', (_channel: string, message: string) => {
-        for (const jobId of doneIds(message)) for (const l of this.doneListeners) l(jobId);
-      });
-      void sub.subscribe(this.k.jobsDone).catch(() => {});
-    }
-    return () => this.doneListeners.delete(listener);
+    return this.done.listen(listener);
   }
 
   async close(): Promise<void> {
-    this.subscriber?.disconnect();
+    this.done.close();
     this.redis.disconnect();
   }
 
   /** For tests and benchmarks: the raw client. */
   get client(): Redis {
     return this.redis;
-  }
-}
-
-/** Ids a `jobs:done` message may carry (a message stays far below Redis's and the subscribers' limits). */
-const DONE_IDS_PER_MESSAGE = 1000;
-/** The longest message a hub sends: DONE_IDS_PER_MESSAGE ids of at most 200 characters, quoted, escaped at worst. */
-const DONE_MESSAGE_MAX_CHARS = DONE_IDS_PER_MESSAGE * (200 * 6 + 3) + 2;
-
-/**
- * The ids in a `jobs:done` message: a JSON array of strings, or one bare id (as hubs before
- * batching sent it). Anything else, or anything longer than a hub ever sends, names no job: a
- * waiter only re-reads rows it already waits for, and its periodic re-read still finds its job.
- */
-export function doneIds(message: string): string[] {
-  if (message.length > DONE_MESSAGE_MAX_CHARS) return []; // not one a hub sends: not parsed
-  if (!message.startsWith('[')) return message.length > 0 && message.length <= 200 ? [message] : [];
-  try {
-    const ids: unknown = JSON.parse(message);
-    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
-  } catch {
-    return [];
   }
 }
