@@ -42,7 +42,7 @@ export function capturedLog(): { log: Logger; lines: Array<Record<string, unknow
   return { log, lines };
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool } = {}): Promise<SimAgent> {
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool; linkSilenceMs?: number } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
@@ -55,6 +55,7 @@ export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeat
     diskMaxPct: opts.diskMaxPct ?? 100,
     log: opts.log ?? pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' }),
     backoff: { baseMs: 50, capMs: 500 },
+    linkSilenceMs: opts.linkSilenceMs,
   });
   await agent.start();
   await agent.linked;

@@ -25,6 +25,10 @@ const WELCOME_TIMEOUT_MS = 20_000;
 export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
 /** Thumbnails are dropped while the link holds more than this unsent (a result or a slow hub comes first). */
 const THUMB_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A link that answered nothing (no frame, no pong) for this many heartbeat periods is dead. */
+const LINK_SILENCE_PERIODS = 3;
+/** ...but never sooner than this: a hub busy for a moment under a scaled-down heartbeat is not dead. */
+const LINK_SILENCE_FLOOR_MS = 5_000;
 /** The hub's close code for a hello that did not prove the id (hub-core LINK_UNAUTHORIZED). */
 const LINK_UNAUTHORIZED = 4401;
 /** The hub's close code for a hello whose id another running agent holds (hub-core LINK_ID_IN_USE). */
@@ -52,6 +56,8 @@ export interface AgentOptions {
   backoff?: { baseMs: number; capMs: number };
   /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large` (default 8 MB). */
   maxResultBytes?: number;
+  /** How long the hub may leave a ping unanswered before the link counts as dead (default: 3 heartbeat periods, at least 5 s). */
+  linkSilenceMs?: number;
   /** The hub refused this agent for good (its credential, or its id is another agent's): the process should exit (main.ts does). */
   onFatal?: (err: Error) => void;
 }
@@ -73,6 +79,8 @@ export class WorkerAgent {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private welcomeTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
+  /** When this link's oldest unanswered ping went out (undefined: the hub answered since). */
+  private unansweredSince: number | undefined;
   readonly runner: LaneRunner;
   /** The lanes the hub's last `thumbs` asked for (none on a new link). */
   readonly thumbs: Thumbnailer;
@@ -148,6 +156,7 @@ export class WorkerAgent {
       if (this.ws === ws) this.writes = corkPerTurn(res.socket);
     });
     ws.on('open', () => {
+      this.unansweredSince = undefined;
       // A hub that never welcomes this link (stuck, or failed mid-hello) must not hold it forever.
       clearTimeout(this.welcomeTimer);
       this.welcomeTimer = setTimeout(() => {
@@ -156,7 +165,11 @@ export class WorkerAgent {
       }, WELCOME_TIMEOUT_MS);
       // hello waits for the hub's challenge: it must carry the proof for that nonce.
     });
-    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('message', (data) => {
+      this.unansweredSince = undefined;
+      this.onMessage(data.toString());
+    });
+    ws.on('pong', () => (this.unansweredSince = undefined));
     ws.on('close', (code, reason) => this.onClose(ws, code, reason.toString()));
     ws.on('error', (err) => this.o.log.debug({ err: String(err) }, 'link error'));
   }
@@ -272,7 +285,32 @@ export class WorkerAgent {
   private startHeartbeat(): void {
     clearInterval(this.heartbeatTimer);
     void this.heartbeat();
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatS * 1000);
+    this.heartbeatTimer = setInterval(() => {
+      void this.heartbeat();
+      // After this turn's I/O: a pong already in the socket counts before the link is judged.
+      setImmediate(() => this.watchLink());
+    }, this.heartbeatS * 1000);
+  }
+
+  /**
+   * A link whose network died without a FIN or RST (a cut cable, a NAT or proxy that forgot
+   * it, a frozen hub behind a proxy that keeps the TCP up) looks open forever: writes go into
+   * the kernel's buffer and nothing comes back. So every heartbeat tick pings the hub, and a
+   * ping unanswered (no pong, no frame) for linkSilenceMs drops the link; the agent then
+   * re-links like after any close, to whichever hub answers, with its jobs and results.
+   */
+  private watchLink(): void {
+    const ws = this.ws;
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    const now = Date.now();
+    const limitMs = this.o.linkSilenceMs ?? Math.max(LINK_SILENCE_PERIODS * this.heartbeatS * 1000, LINK_SILENCE_FLOOR_MS);
+    if (this.unansweredSince !== undefined && now - this.unansweredSince >= limitMs) {
+      this.o.log.warn({ silent_ms: now - this.unansweredSince }, 'the hub answered nothing on this link; dropping it and re-linking');
+      ws.terminate();
+      return;
+    }
+    this.unansweredSince ??= now;
+    ws.ping();
   }
 
   private async heartbeat(): Promise<void> {

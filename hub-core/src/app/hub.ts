@@ -185,7 +185,7 @@ export class Hub {
     await leaveLeftoversToTheirWorkers({ config: this.config, store: this.store, log: this.log });
     this.http = await buildHttpServer(this.httpDeps(consoleDir));
     const { config, store, registry, localLinks, lanes, ledger, dispatcher, fleetView, clock, log, events, metrics, enrollment, startedAt } = this;
-    this.loops = [hubHeartbeatLoop({ config, registry, localLinks, clock, log, events, startedAt }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop(), assetRetentionLoop({ config, assets: this.assets, clock, log })];
+    this.loops = [hubHeartbeatLoop({ config, registry, localLinks, clock, log, events, startedAt, dropSilentLinks: () => this.links.dropSilentLinks() }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop(), assetRetentionLoop({ config, assets: this.assets, clock, log })];
     if (!config.queueRedriveDisable) this.loops.push(redriveLoop({ config, store, localLinks, lanes, ledger, dispatcher, clock, log, metrics }));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);

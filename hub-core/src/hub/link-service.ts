@@ -31,6 +31,7 @@ function socketOf(ws: WebSocket, raw: Corkable | undefined): LinkSocket {
         ws.send(text, (err) => (err ? reject(err) : resolve()));
       }),
     close: (code, reason) => ws.close(code, reason),
+    terminate: () => ws.terminate(),
     answersPing: (ms) =>
       new Promise((resolve) => {
         if (ws.readyState !== ws.OPEN) return resolve(false);
@@ -155,6 +156,26 @@ export class LinkService {
   }
 
   /** Apply a status change to the worker if it links here; false when it does not. */
+  /**
+   * Drops every link this hub holds that has been silent for PAPRIKA_WORKER_TTL_S (no heartbeat,
+   * no message): every hub already counts that worker dead. A link whose network died without a
+   * FIN or RST (a cut cable, a NAT that forgot it, a frozen peer) otherwise stays open until the
+   * kernel gives up (~15 min), and the fleet view keeps this hub's stale link over the worker's
+   * live link on another hub. Called from the hub heartbeat loop; returns how many it dropped.
+   */
+  dropSilentLinks(): number {
+    const now = this.d.clock.now();
+    const ttlMs = this.d.config.workerTtlS * 1000;
+    let dropped = 0;
+    for (const link of this.d.localLinks.all()) {
+      if (!link.open || now - link.last_seen_ms <= ttlMs) continue;
+      this.d.log.warn({ worker_id: link.worker_id, silent_s: Math.round((now - link.last_seen_ms) / 100) / 10 }, 'worker link silent for longer than PAPRIKA_WORKER_TTL_S; dropping it');
+      link.terminate();
+      dropped++;
+    }
+    return dropped;
+  }
+
   async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
     const link = this.d.localLinks.get(workerId);
     if (!link) return false;

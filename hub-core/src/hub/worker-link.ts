@@ -20,6 +20,8 @@ export interface LaneHold {
 export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
+  /** Drop the connection without a close handshake (a peer that stopped answering never completes one). */
+  terminate?(): void;
   /** True when the other end answers a WebSocket ping within ms (a live process, not a half-open socket). */
   answersPing?(ms: number): Promise<boolean>;
   /** False once the socket closes (or starts closing). */
@@ -312,6 +314,12 @@ export class WorkerLink implements SchedulableWorker {
 
   close(code: number, reason: string): void {
     this.socket.close(code, reason);
+  }
+
+  /** Drop the link at once: its close handler runs as for any close. */
+  terminate(): void {
+    if (this.socket.terminate) this.socket.terminate();
+    else this.socket.close(1001, 'link dropped');
   }
 
   /** True when the worker answers a WebSocket ping within ms (its process runs; the socket is not half-open). */

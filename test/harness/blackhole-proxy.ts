@@ -1,0 +1,49 @@
+// A TCP relay on 127.0.0.1 that can go silent: cut() stops passing bytes on every connection it
+// holds, both ways, without a FIN or RST (a cable pulled, a NAT that forgot the flow, a frozen
+// peer behind a proxy), while new connections pass as before.
+import net from 'node:net';
+
+export interface BlackholeProxy {
+  url: string;
+  cut(): void;
+  close(): Promise<void>;
+}
+
+export async function startBlackholeProxy(target: string): Promise<BlackholeProxy> {
+  const to = new URL(target);
+  const pairs = new Set<{ cut: boolean; a: net.Socket; b: net.Socket }>();
+  /** Every socket either side, cut or not, until it closes: close() ends them all. */
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((a) => {
+    const b = net.connect(Number(to.port), to.hostname);
+    for (const s of [a, b]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    const pair = { cut: false, a, b };
+    pairs.add(pair);
+    a.on('data', (d) => pair.cut || b.write(d));
+    b.on('data', (d) => pair.cut || a.write(d));
+    const end = () => {
+      pairs.delete(pair);
+      if (!pair.cut) {
+        a.destroy();
+        b.destroy();
+      }
+    };
+    a.on('close', end).on('error', () => {});
+    b.on('close', end).on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `${to.protocol}//127.0.0.1:${port}`,
+    cut: () => {
+      for (const p of pairs) p.cut = true;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
