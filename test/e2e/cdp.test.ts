@@ -65,6 +65,23 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
     expect(audit.find((e) => e.action === 'cdp.close')?.details.reason).toBe('client closed');
   });
 
+  it("a client cannot read the worker's files or leave the lane's egress proxy (file://, a context with its own proxy)", async () => {
+    const browser = await puppeteer.connect({ browserWSEndpoint: wsUrl() });
+    try {
+      const page = await browser.newPage();
+      await expect(page.goto('file:///etc/hostname')).rejects.toThrow(/not reachable through Paprika's CDP/);
+      await expect(browser.createBrowserContext({ proxyServer: 'direct://' })).rejects.toThrow(/proxyServer is refused/);
+      const cdp = await page.createCDPSession();
+      await expect(cdp.send('DOM.setFileInputFiles', { files: ['/etc/hostname'], backendNodeId: 1 })).rejects.toThrow(/DOM\.setFileInputFiles is refused/);
+      // The session still works after the refusals.
+      await page.goto(`${siteUrl}/`);
+      expect(await page.title()).toBe('Paprika CDP page');
+    } finally {
+      await browser.disconnect();
+    }
+    await waitFor('lane freed', async () => inFlight() === 0);
+  });
+
   it('runs a Playwright connectOverCDP script unmodified (newPage, goto, title)', async () => {
     const browser = await chromium.connectOverCDP(wsUrl());
     const page = await browser.newPage();

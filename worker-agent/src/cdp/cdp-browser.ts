@@ -17,6 +17,10 @@ export interface CdpBrowserOptions {
 }
 
 
+function downloadDirOf(profile: string): string {
+  return path.join(profile, 'Downloads');
+}
+
 export class CdpBrowser {
   private readonly proc: ChildProcess;
   private buffered: Buffer[] = [];
@@ -47,8 +51,16 @@ export class CdpBrowser {
     (proc.stdio[3] as Writable).on('error', () => this.kill());
   }
 
+  /** Where this client's downloads go: inside its profile, removed with it. */
+  get downloadDir(): string {
+    return downloadDirOf(this.userDataDir);
+  }
+
   static async launch(o: CdpBrowserOptions, onMessage: (text: string) => void): Promise<CdpBrowser> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-cdp-'));
+    // A download the page starts by itself (no Browser.setDownloadBehavior) lands in the profile too.
+    await fs.mkdir(path.join(dir, 'Default'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'Default', 'Preferences'), JSON.stringify({ download: { default_directory: downloadDirOf(dir), prompt_for_download: false }, savefile: { default_directory: downloadDirOf(dir) } }));
     const args = [...CDP_CHROME_ARGS, '--headless', '--remote-debugging-pipe', `--user-data-dir=${dir}`, ...(o.proxyPort ? proxyArgs(o.proxyPort) : []), 'about:blank'];
     // detached: Chrome leads its own process group, so one kill reaches its helpers too.
     const proc = spawn(o.chromePath, args, { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });

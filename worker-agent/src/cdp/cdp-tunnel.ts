@@ -6,6 +6,7 @@
 import { WebSocket } from 'ws';
 import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
 import { CdpBrowser, type CdpBrowserOptions } from './cdp-browser.ts';
+import { guardCdpCommand } from './cdp-guard.ts';
 
 export interface CdpTunnelOptions {
   hubUrl: string;
@@ -48,7 +49,13 @@ export class CdpTunnel {
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url, { headers: { ...o.headers, 'x-paprika-tunnel-token': o.tunnelToken }, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
     this.ws = ws;
-    ws.on('message', (data) => this.browser?.send(data.toString()));
+    // Every command is checked before Chrome sees it (cdp-guard.ts); a refusal is answered here.
+    ws.on('message', (data) => {
+      if (!this.browser) return;
+      const verdict = guardCdpCommand(data.toString(), this.browser.downloadDir);
+      if ('pass' in verdict) this.browser.send(verdict.pass);
+      else if (ws.readyState === WebSocket.OPEN) ws.send(verdict.refuse);
+    });
     ws.on('close', () => this.close('tunnel closed'));
     ws.on('error', (err) => this.close(`tunnel failed: ${err.message}`));
     ws.on('unexpected-response', (_req, res) => {
