@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { backoffMs, corkPerTurn, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, PACKAGE_VERSION, type Random, secretVerifier, type TurnWrites, UNCORKED, type WorkerMessageBody } from 'paprika/wire';
+import { backoffMs, boundedError, corkPerTurn, encode, type HubMessage, linkProof, mathRandom, MAX_FRAME_BYTES, parseHubMessage, PACKAGE_VERSION, type Random, secretVerifier, type TurnWrites, UNCORKED, type WorkerMessageBody } from 'paprika/wire';
 import { poolCapabilities, type Lane, type LanePool } from './lanes/lane.ts';
 import { HostStats } from './host-stats.ts';
 import { LaneRunner } from './lane-runner.ts';
@@ -199,7 +199,7 @@ export class WorkerAgent {
     const parsed = parseHubMessage(text);
     if (!parsed.ok) {
       this.o.log.warn({ error: parsed.error, details: parsed.details }, 'bad message from hub');
-      this.send({ type: 'error', message: parsed.error });
+      this.send({ type: 'error', message: boundedError(parsed.error) });
       return;
     }
     this.handle(parsed.value).catch((err: unknown) => this.o.log.warn({ err: String(err) }, 'hub message failed'));

@@ -1,7 +1,7 @@
 // The agent's bookkeeping of its lanes: which job or session each holds, deadlines, cancels.
 // The lane implementations only run work; everything about "who holds what" lives here.
 import type { Logger } from 'pino';
-import type { HubMessage, LaneState, WorkerMessageBody } from 'paprika/wire';
+import { boundedError, type HubMessage, type LaneState, type WorkerMessageBody } from 'paprika/wire';
 import type { JobOutcome, Lane } from './lanes/lane.ts';
 
 type Assign = Extract<HubMessage, { type: 'assign' }>;
@@ -88,7 +88,7 @@ export class LaneRunner {
   }
 
   async session(msg: SessionMsg): Promise<void> {
-    const reply = (ok: boolean, result?: unknown, error?: string) => this.send({ type: 'session_reply', request_id: msg.request_id, ok, result, error });
+    const reply = (ok: boolean, result?: unknown, error?: string) => this.send({ type: 'session_reply', request_id: msg.request_id, ok, result, error: error === undefined ? undefined : boundedError(error) });
     if (msg.type === 'session_open') {
       const lane = this.closing ? undefined : this.freeLane(msg.lane);
       if (lane === undefined) return reply(false, undefined, 'no free lane');

@@ -2,7 +2,7 @@
 // inline value over 256 KB travels as the asset `result.json`, and a result still over the cap
 // becomes `failed: result too large`, naming its largest part. A 40 MB result once made the
 // hub drop the link, and the worker re-sent it after every re-link, forever.
-import { encode, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, MAX_ERROR_CHARS, type WorkerMessageBody } from 'paprika/wire';
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 
@@ -18,6 +18,7 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 /** The result as it may be sent: unchanged, its value moved to an asset, or `failed: result too large`. */
 export function capResult(r: JobResult, maxBytes: number): JobResult {
+  if (r.error !== undefined && r.error.length > MAX_ERROR_CHARS) r = { ...r, error: boundedError(r.error) };
   let out = r;
   if (r.result !== undefined && r.result !== null) {
     const json = JSON.stringify(r.result);

@@ -57,7 +57,21 @@ const HeldJob = z.strictObject({ job_id: id, lane: z.number().int().min(0), assi
 /** A job the worker finished whose result the hub has not acked yet (it is sent again after hello). */
 const PendingResult = z.strictObject({ job_id: id, assignment_id: id });
 
-const JobError = z.string().max(20_000);
+/** Longest error text a job result, session reply or error message may carry. */
+export const MAX_ERROR_CHARS = 20_000;
+const JobError = z.string().max(MAX_ERROR_CHARS);
+
+/**
+ * An error text the link accepts: cut to MAX_ERROR_CHARS, saying so. Workers send every error
+ * through it: a page's exception text can be any length, and a result the hub's schema refuses
+ * would be sent again forever while its job held the lane.
+ */
+export function boundedError(text: string): string {
+  if (text.length <= MAX_ERROR_CHARS) return text;
+  const kept = MAX_ERROR_CHARS - 64; // room for the note (at most ~40 characters)
+  return `${text.slice(0, kept)} … (${text.length - kept} characters cut)`;
+}
+
 const Asset = z.strictObject({
   name: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/),
   content_type: z.string().max(200),
@@ -105,7 +119,7 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('job_rejected'), v, job_id: id, assignment_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
   z.strictObject({ type: z.literal('session_closed'), v, session_id: id, reason: z.string().max(200) }),
-  z.strictObject({ type: z.literal('error'), v, message: z.string().max(20_000) }),
+  z.strictObject({ type: z.literal('error'), v, message: z.string().max(MAX_ERROR_CHARS) }),
   /** A graceful stop, said before the link closes: every hub shows the worker offline at once, not after WORKER_TTL. */
   z.strictObject({ type: z.literal('goodbye'), v, reason: z.string().max(200) }),
   /** The worker ended a CDP client's lane (the tunnel closed, the browser exited, it could not start): the lane is clean and free. */

@@ -3,6 +3,7 @@
 // naming its largest part.
 import { describe, expect, it } from 'vitest';
 import { capResult, frameSize, INLINE_RESULT_MAX_BYTES } from '../../../worker-agent/src/result-cap.ts';
+import { boundedError, encode, MAX_ERROR_CHARS, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
 
 const base = { type: 'job_result' as const, job_id: 'j', assignment_id: 'a', status: 'succeeded' as const };
 const png = (bytes: number) => ({ name: 'shot.png', content_type: 'image/png', data_base64: Buffer.alloc(bytes).toString('base64') });
@@ -26,5 +27,22 @@ describe('capResult', () => {
     const out = capResult({ ...base, result: { ok: true }, assets: [png(3 * 1024 * 1024)] }, 2 * 1024 * 1024);
     expect(out).toEqual({ ...base, status: 'failed', error: expect.stringMatching(/^result too large: 4\.0 MB is over PAPRIKA_MAX_RESULT_BYTES \(2\.0 MB\); its largest part is shot\.png \(3\.0 MB\): take a smaller screenshot/) });
     expect(frameSize(out)).toBeLessThan(1000);
+  });
+});
+
+describe('error text on the link', () => {
+  it('cuts an error past MAX_ERROR_CHARS, saying so, so the hub accepts the result instead of refusing it forever', () => {
+    const long = { ...base, status: 'failed' as const, error: 'x'.repeat(50_000) };
+    expect(parseWorkerMessage(encode(long)).ok).toBe(false); // what the worker sent before: never stored
+    const out = capResult(long, 8 * 1024 * 1024);
+    expect(out.error!.length).toBeLessThanOrEqual(MAX_ERROR_CHARS);
+    expect(out.error).toMatch(/^x+ … \(\d+ characters cut\)$/);
+    expect(parseWorkerMessage(encode(out)).ok).toBe(true);
+  });
+
+  it('leaves an error of exactly MAX_ERROR_CHARS as it is', () => {
+    const text = 'y'.repeat(MAX_ERROR_CHARS);
+    expect(boundedError(text)).toBe(text);
+    expect(boundedError(text + 'z')).toMatch(/ \(\d+ characters cut\)$/);
   });
 });
