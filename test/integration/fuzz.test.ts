@@ -135,19 +135,22 @@ describe('hostile input', () => {
     expect(reused).toBeGreaterThan(0);
   });
 
-  it('survives 4,000 random and mutated worker-link frames, answering each with an error and keeping the link', async () => {
+  it('survives 4,000 random and mutated worker-link frames: answers a burst of them, then closes the link (1008), and the worker links again', async () => {
     // The runs' assignment ids are not in the public JSON: the frames take them from the rows.
     const assignmentOf = async (id: string) => (await h.hub.store.getJob(id))?.session_id;
     const secret = await enrollRaw(h.url, 'w-fuzz');
+    const hello = (nonce: string) => provenHello('w-fuzz', secret, nonce, { capabilities: { max_concurrent: 1, lane_novnc_urls: ['sim://f/0'], novnc_url: null, version: 't', platform: 't' }, disk_pct: undefined });
     const { ws, nonce } = await openRawLink(h.url, 'w-fuzz');
     let errors = 0;
     let welcomed = false;
+    let closed: { code: number; reason: string } | undefined;
     ws.on('message', (m) => {
       const msg = JSON.parse(String(m));
       if (msg.type === 'error') errors++;
       if (msg.type === 'welcome') welcomed = true;
     });
-    ws.send(provenHello('w-fuzz', secret, nonce, { capabilities: { max_concurrent: 1, lane_novnc_urls: ['sim://f/0'], novnc_url: null, version: 't', platform: 't' }, disk_pct: undefined }));
+    ws.on('close', (code, reason) => (closed = { code, reason: reason.toString() }));
+    ws.send(hello(nonce));
     await waitFor('welcome', async () => welcomed, 5000, 10);
     const templates = [
       { type: 'heartbeat', v: 1, in_flight: 0, cpu_pct: 1, mem_pct: 1, disk_pct: 1, lanes: [] },
@@ -156,19 +159,41 @@ describe('hostile input', () => {
       { type: 'session_reply', v: 1, request_id: 'r', ok: true },
       { type: 'hello', v: 1, worker_id: 'w-other', capabilities: {} },
     ];
-    let sent = 0;
-    for (let i = 0; i < 4000; i++) {
+    for (let i = 0; i < 4000 && ws.readyState === WebSocket.OPEN; i++) {
       const r = rng.next();
       if (r < 0.2) ws.send(randomBytes(int(300)));
       else if (r < 0.35) ws.send(JSON.stringify(pick(templates)).slice(0, int(80)));
       else ws.send(JSON.stringify(mutate(pick(templates))) ?? 'null');
-      sent++;
       if (i % 200 === 0) await new Promise((res) => setImmediate(res));
     }
-    await waitFor('error replies', async () => errors >= sent * 0.5, 15_000, 50);
-    expect(ws.readyState).toBe(WebSocket.OPEN);
-    ws.close();
+    const why = await waitFor('the hub closed the flooding link', async () => closed, 15_000, 20);
+    expect(why).toEqual({ code: 1008, reason: 'too many malformed frames' });
+    // A burst was answered (a worker of another version is told what it got wrong), not thousands.
+    expect(errors).toBeGreaterThan(0);
+    expect(errors).toBeLessThanOrEqual(40);
     for (const j of finished) expect(await (await fetch(`${h.url}/jobs/${j.id}`)).json()).toEqual(j);
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    // The worker itself is not shut out: a new link with a good hello is welcomed.
+    const again = await openRawLink(h.url, 'w-fuzz');
+    const welcomedAgain = new Promise<boolean>((resolve) => again.ws.on('message', (m) => JSON.parse(String(m)).type === 'welcome' && resolve(true)));
+    again.ws.send(hello(again.nonce));
+    expect(await welcomedAgain).toBe(true);
+    again.ws.close();
+  });
+
+  it('closes a link whose first frame is not a valid hello, answering nothing else on it', async () => {
+    for (const first of ['not json', JSON.stringify({ type: 'heartbeat', v: 1, in_flight: 0, lanes: [] }), randomBytes(64)]) {
+      const { ws } = await openRawLink(h.url, 'w-prehello');
+      const replies: string[] = [];
+      ws.on('message', (m) => replies.push(JSON.parse(String(m)).type));
+      const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+      ws.send(first);
+      for (let i = 0; i < 50; i++) ws.send('junk');
+      const why = await closed;
+      expect(why.code).toBe(1008);
+      expect(why.reason).toMatch(/^expected a valid hello: /);
+      expect(replies).toEqual([]);
+    }
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
   });
 

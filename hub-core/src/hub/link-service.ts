@@ -1,6 +1,7 @@
 // The hub's end of every worker link: each upgraded socket gets a challenge, its frames are
 // parsed at this edge (a malformed one gets an error reply and a log line, never an
-// exception that could take the hub down) and handled one at a time, in order. stop() closes
+// exception that could take the hub down; before the hello, or past a budget, it closes the
+// link) and handled one at a time, in order. stop() closes
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
@@ -17,6 +18,16 @@ export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
 export type { LinkDeps } from './link-deps.ts';
 
 const HELLO_TIMEOUT_MS = 10_000;
+/**
+ * Malformed frames a linked worker may send in a burst, and per second after it. A worker of
+ * another version may now and then send a message this hub does not know; hundreds a second
+ * are not a worker, and answering and logging each one held the whole hub (a flood from one
+ * socket made /healthz answer 503 and the log grow by a quarter of a gigabyte).
+ */
+const BAD_FRAME_BURST = 20;
+const BAD_FRAMES_PER_S = 1;
+/** Close code for a link that did not speak the protocol (WebSocket: policy violation). */
+const LINK_PROTOCOL_VIOLATION = 1008;
 /** How long stop() waits for links to close before cutting them. */
 const STOP_CLOSE_MS = 2_000;
 
@@ -77,6 +88,31 @@ export class LinkService {
     let link: WorkerLink | undefined;
     let refused = false;
     let queue = Promise.resolve();
+    let helloSeen = false;
+    let badCredit = BAD_FRAME_BURST;
+    let lastBadAt = this.d.clock.now();
+    /** A frame that did not parse, or a first frame that was not a hello: answered while within the budget, the link closed past it. */
+    const badFrame = (error: string, details?: unknown): void => {
+      if (refused) return;
+      if (!helloSeen) {
+        // Before the hello nothing is owed to the socket: a frame that is not a valid hello ends it (only a worker token got it this far).
+        refused = true;
+        this.d.log.warn({ worker_id: workerId, remote, error }, 'first frame on a worker link was not a valid hello; closing it');
+        ws.close(LINK_PROTOCOL_VIOLATION, `expected a valid hello: ${error}`.slice(0, 120));
+        return;
+      }
+      const now = this.d.clock.now();
+      badCredit = Math.min(BAD_FRAME_BURST, badCredit + ((now - lastBadAt) / 1000) * BAD_FRAMES_PER_S) - 1;
+      lastBadAt = now;
+      if (badCredit < 0) {
+        refused = true;
+        this.d.log.warn({ worker_id: workerId, error }, 'worker link sent malformed frames past its budget; closing it');
+        ws.close(LINK_PROTOCOL_VIOLATION, 'too many malformed frames');
+        return;
+      }
+      this.d.log.warn({ worker_id: workerId, error, details }, 'bad message from worker');
+      void sendError(socket, error, details);
+    };
     let closeDone!: () => void;
     this.closed.set(ws, new Promise<void>((resolve) => (closeDone = resolve)));
     const nonce = randomBytes(32).toString('hex');
@@ -86,7 +122,9 @@ export class LinkService {
     sendChallenge(socket, nonce);
 
     ws.on('message', (data, isBinary) => {
+      if (refused) return;
       const bytes = frameBytes(data);
+      if (bytes > MAX_FRAME_BYTES && !helloSeen) return badFrame(`a frame of ${bytes} bytes`);
       if (bytes > MAX_FRAME_BYTES) {
         const reply = oversizedFrameReply(data, bytes);
         this.d.log.warn({ worker_id: workerId, bytes, type: reply.type, job_id: reply.jobId }, 'frame over the limit refused');
@@ -94,10 +132,11 @@ export class LinkService {
         return;
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
-      if (!parsed.ok) {
-        this.d.log.warn({ worker_id: workerId, error: parsed.error, details: parsed.details }, 'bad message from worker');
-        void sendError(socket, parsed.error, parsed.details);
-        return;
+      if (!parsed.ok) return badFrame(parsed.error, parsed.details);
+      if (!link && !helloSeen) {
+        if (parsed.value.type !== 'hello') return badFrame(`got ${parsed.value.type}`);
+        if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
+        helloSeen = true;
       }
       // One message at a time per link, in order: a result never overtakes its job_started.
       queue = queue
