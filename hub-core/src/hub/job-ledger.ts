@@ -80,7 +80,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     try {
       rows = await this.d.store.insertBatch(jobs.map(({ job, r }) => (r ? { ...job, claim: r.claim } : job)));
     } catch (err) {
-      for (const { job, r } of jobs) if (r) this.d.lanes.release(r.link, job.id);
+      for (const { job, r } of jobs) if (r) this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       throw err;
     }
     this.d.metrics.jobsSubmitted.inc(rows.length);
@@ -89,7 +89,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     const out = await Promise.all(
       jobs.map(async ({ job, r, runnable }) => {
         const row = made.get(job.id);
-        if (r && (!row || row.status !== 'running')) this.d.lanes.release(r.link, job.id);
+        if (r && (!row || row.status !== 'running')) this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
         if (!row) return undefined;
         if (r && runnable && row.status === 'running') return (await this.send(r, row, runnable, 'inline')).job ?? row;
         queued++;
@@ -112,11 +112,11 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     try {
       inserted = await this.d.store.insertRunningJob(job, r.claim);
     } catch (err) {
-      this.d.lanes.release(r.link, job.id);
+      this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       throw err;
     }
     if (!inserted.created) {
-      this.d.lanes.release(r.link, job.id);
+      this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       return inserted;
     }
     this.d.metrics.jobsSubmitted.inc();
@@ -130,11 +130,11 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     try {
       claimed = await this.d.store.claimQueuedJob(job.id, r.claim);
     } catch (err) {
-      this.d.lanes.release(r.link, job.id);
+      this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       throw err;
     }
     if (!claimed) {
-      this.d.lanes.release(r.link, job.id);
+      this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       return { kind: 'taken', job: await this.d.store.getJob(job.id) };
     }
     return this.send(r, claimed, runnable, via);
@@ -152,7 +152,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     try {
       claimed = await this.d.store.claimQueuedJobs(items.map(({ job, r }) => ({ id: job.id, claim: r.claim })));
     } catch (err) {
-      for (const { job, r } of items) this.d.lanes.release(r.link, job.id);
+      for (const { job, r } of items) this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       throw err;
     }
     const byId = new Map(claimed.map((row) => [row.id, row]));
@@ -160,7 +160,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
       items.map(({ job, r, runnable }): Promise<AssignOutcome> | AssignOutcome => {
         const row = byId.get(job.id);
         if (row) return this.send(r, row, runnable, via);
-        this.d.lanes.release(r.link, job.id);
+        this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
         return { kind: 'taken', job: undefined };
       }),
     );
@@ -173,7 +173,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     } catch (err) {
       this.d.log.warn({ job_id: job.id, worker_id: r.link.worker_id, err: String(err) }, 'assign send failed; claim undone');
       await this.d.store.unclaimJob(job.id, claim.assignmentId, this.now());
-      this.d.lanes.release(r.link, job.id);
+      this.d.lanes.release(r.link, job.id, r.claim.assignmentId);
       const queued = await this.d.store.getJob(job.id);
       if (queued) this.d.events.jobChanged(queued);
       return { kind: 'send_failed', job: queued };
@@ -196,7 +196,7 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
   async reject(link: WorkerLink, jobId: string, assignmentId: string, reason: string): Promise<boolean> {
     const back = await this.d.store.unclaimJob(jobId, assignmentId, this.now(), link.worker_id);
     this.d.log.info({ job_id: jobId, worker_id: link.worker_id, reason, requeued: back }, 'worker rejected job');
-    this.d.lanes.release(link, jobId);
+    this.d.lanes.release(link, jobId, assignmentId);
     const row = await this.d.store.getJob(jobId);
     if (row) this.d.events.jobChanged(row);
     this.d.metrics.rejections.inc({ reason });

@@ -43,7 +43,7 @@ export class JobReports {
     // The lane is free the moment the worker says so, whatever the database does next.
     const held = link.holding(msg.job_id)?.assignmentId === msg.assignment_id;
     if (held) {
-      this.d.lanes.release(link, msg.job_id);
+      this.d.lanes.release(link, msg.job_id, msg.assignment_id);
       // Its run is this link's own: nothing to check against the database, so the link goes on
       // to its next frame while this result is written. Awaited here, every result of a link
       // waited for the one before it to commit (and its lane freed only then): one write per

@@ -48,9 +48,15 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
     return link.adoptLane(lane, hold);
   }
 
-  /** Free the lane `id` (a job or session) holds on `link`, and hand it on. False when it held none. */
-  release(link: WorkerLink, id: string): boolean {
-    if (link.freeLane(id) === undefined) return false;
+  /**
+   * Free the lane `id` (a job or session) holds on `link`, and hand it on. False when it held none.
+   * `assignmentId`: only the hold of that assignment. Two paths of one hub can hold a lane each
+   * for the same job on the same worker (a POST's inline claim and the redrive loop); the one
+   * that lost the claim must free its own lane, not the winner's, or the winner's result frees
+   * nothing and a lane stays held with nothing running on it.
+   */
+  release(link: WorkerLink, id: string, assignmentId?: string): boolean {
+    if (link.freeLane(id, assignmentId) === undefined) return false;
     this.offer(1);
     return true;
   }

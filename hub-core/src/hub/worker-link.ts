@@ -214,10 +214,11 @@ export class WorkerLink implements SchedulableWorker {
     return true;
   }
 
-  /** Free the lane held by this job or session id; returns the lane, or undefined if none. */
-  freeLane(id: string): number | undefined {
+  /** Free the lane held by this job or session id (and assignment, when given); returns the lane, or undefined if none. */
+  freeLane(id: string, assignmentId?: string): number | undefined {
     for (let i = 0; i < this.holds.length; i++) {
-      if (this.holds[i]?.id === id) {
+      const hold = this.holds[i];
+      if (hold?.id === id && (assignmentId === undefined || hold.assignmentId === assignmentId)) {
         this.holds[i] = null;
         this.busy--;
         this.changed();

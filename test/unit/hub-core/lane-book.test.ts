@@ -35,6 +35,20 @@ describe('LaneBook', () => {
     expect(link.schedulable().in_flight).toBe(2);
   });
 
+  it('two holds for one job on one worker (an inline claim and redrive): the loser frees its own lane, the winner\'s result frees the other', () => {
+    const { book, link } = setup(2);
+    const inline = book.reserve({ kind: 'job', id: 'j1', assignmentId: 'a-inline' })!;
+    const redrive = book.reserve({ kind: 'job', id: 'j1', assignmentId: 'a-redrive' })!;
+    expect([inline.lane, redrive.lane]).toEqual([0, 1]);
+    // The inline claim won; redrive lost and releases its reservation (the later lane).
+    expect(book.release(link, 'j1', 'a-redrive')).toBe(true);
+    expect(link.holding('j1')?.assignmentId).toBe('a-inline');
+    // The winner's result (its assignment) frees the winner's lane: nothing is left held.
+    expect(book.release(link, 'j1', 'a-inline')).toBe(true);
+    expect(link.in_flight).toBe(0);
+    expect(book.release(link, 'j1', 'a-inline')).toBe(false);
+  });
+
   it('skips the workers a caller already tried', () => {
     const { book } = setup(2);
     expect(book.reserve(job('j1'), new Set(['w1']))).toBeUndefined();
