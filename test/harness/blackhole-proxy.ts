@@ -1,16 +1,18 @@
 // A TCP relay on 127.0.0.1 that can go silent: cut() stops passing bytes on every connection it
 // holds, both ways, without a FIN or RST (a cable pulled, a NAT that forgot the flow, a frozen
-// peer behind a proxy), while new connections pass as before.
+// peer behind a proxy), while new connections pass as before, to the same target or to the one
+// retarget() names (a load balancer that sends the re-link to another hub).
 import net from 'node:net';
 
 export interface BlackholeProxy {
   url: string;
   cut(): void;
+  retarget(target: string): void;
   close(): Promise<void>;
 }
 
 export async function startBlackholeProxy(target: string): Promise<BlackholeProxy> {
-  const to = new URL(target);
+  let to = new URL(target);
   const pairs = new Set<{ cut: boolean; a: net.Socket; b: net.Socket }>();
   /** Every socket either side, cut or not, until it closes: close() ends them all. */
   const sockets = new Set<net.Socket>();
@@ -37,9 +39,12 @@ export async function startBlackholeProxy(target: string): Promise<BlackholeProx
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `${to.protocol}//127.0.0.1:${port}`,
+    url: `${new URL(target).protocol}//127.0.0.1:${port}`,
     cut: () => {
       for (const p of pairs) p.cut = true;
+    },
+    retarget: (next) => {
+      to = new URL(next);
     },
     close: async () => {
       for (const s of sockets) s.destroy();

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { capturedLog, startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { startBlackholeProxy, type BlackholeProxy } from '../harness/blackhole-proxy.ts';
-import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
+import { requireServices } from '../harness/services.ts';
 import { waitFor } from '../harness/wait.ts';
 
 describe('a silent worker link', () => {
@@ -53,5 +54,39 @@ describe('a silent worker link', () => {
     expect(link.open).toBe(true);
     proxy.cut();
     await waitFor('the hub dropped the silent link', async () => !link.open && hub!.hub.localLinks.get(agent!.workerId) !== link, 10_000);
+  });
+});
+
+describe.skipIf(!requireServices(['postgres', 'redis']))('a worker that re-linked to another hub while the first still holds its silent link', () => {
+  it("the first hub shows it alive on the other hub, and forwards an operator's status to it", async () => {
+    const backends = await realBackends();
+    const timing = { PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '2', PAPRIKA_HUB_HEARTBEAT_S: '30' }; // B's sweep never runs in this test
+    const a = await startTestHub({ ...backends.env, ...timing });
+    const b = await startTestHub({ ...backends.env, ...timing });
+    const proxy = await startBlackholeProxy(b.url);
+    const agent = await startSimAgent(proxy.url, 1, { heartbeatS: 0.2, linkSilenceMs: 1000 });
+    try {
+      expect(b.hub.localLinks.get(agent.workerId)?.open).toBe(true);
+      proxy.retarget(a.url);
+      proxy.cut(); // B keeps its socket, silent; the agent's re-link reaches A
+      await waitFor('linked on A', async () => a.hub.localLinks.get(agent.workerId)?.open === true);
+      const row = () => fetch(`${b.url}/admin/workers`).then(async (r) => ((await r.json()) as { workers: Array<{ worker_id: string; hub_id: string; alive: boolean }> }).workers.find((w) => w.worker_id === agent.workerId));
+      // Past the TTL B's own link is dead; B's view takes the live row A publishes.
+      const seen = await waitFor('B shows the worker alive on A', async () => {
+        const w = await row();
+        return w?.hub_id === a.hub.config.hubId && w.alive ? w : undefined;
+      });
+      expect(seen.alive).toBe(true);
+      expect(b.hub.localLinks.get(agent.workerId)?.open).toBe(true); // B still holds the stale socket
+      const res = await fetch(`${b.url}/admin/workers/${agent.workerId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
+      expect(res.status).toBe(200);
+      await waitFor("A's link drained", async () => a.hub.localLinks.get(agent.workerId)?.status === 'drain');
+    } finally {
+      await agent.kill();
+      await proxy.close();
+      await a.stop();
+      await b.stop();
+      await backends.drop();
+    }
   });
 });

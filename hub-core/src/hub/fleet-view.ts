@@ -75,8 +75,11 @@ export class FleetViewReader {
   }
 
   /**
-   * Local links win over what the registry says of them: they are the freshest source. Remote
-   * workers are judged alive as of when the registry was read (`remoteAsOf`), not now: a last
+   * Local links win over what the registry says of them: they are the freshest source, except
+   * a local link that is no longer alive while the registry has the worker alive on another hub
+   * (it re-linked there, and this hub still holds the old socket): that row is the truth, or
+   * this hub would show the worker offline and its reconciler fail the worker's running jobs.
+   * Remote workers are judged alive as of when the registry was read (`remoteAsOf`), not now: a last
    * good view served during a Redis outage holds no news that could have arrived, so ageing its
    * heartbeats against the clock would shrink the fleet pause by pause — the collapse the cache
    * exists to prevent (the chaos run saw 19/20 with a 4 s TTL and a 2.5 s pause on a busy machine).
@@ -85,16 +88,21 @@ export class FleetViewReader {
     const now = this.clock.now();
     const ttlMs = this.config.workerTtlS * 1000;
     const local = this.localLinks.all().map((l): FleetWorker => ({ ...l.snapshot(), alive: l.left_at_ms === null && now - l.last_seen_ms <= ttlMs, local: true }));
-    const localIds = local.length > 0 ? new Set(local.map((w) => w.worker_id)) : undefined;
+    const localAlive = local.length > 0 ? new Map(local.map((w) => [w.worker_id, w.alive])) : undefined;
+    let movedAway: Set<string> | undefined;
     const rows: FleetWorker[] = [];
     for (const w of remote) {
-      if (localIds?.has(w.worker_id)) continue;
       const alive = w.left_at_ms == null && remoteAsOf - w.last_seen_ms <= ttlMs;
+      const here = localAlive?.get(w.worker_id);
+      if (here !== undefined) {
+        if (here || !alive || w.hub_id === this.config.hubId) continue;
+        (movedAway ??= new Set()).add(w.worker_id);
+      }
       let row = this.rowOf.get(w);
       if (row?.alive !== alive) this.rowOf.set(w, (row = { ...w, alive, local: false }));
       rows.push(row);
     }
-    for (const w of local) rows.push(w);
+    for (const w of local) if (!movedAway?.has(w.worker_id)) rows.push(w);
     return this.inOrder(rows);
   }
 

@@ -215,9 +215,14 @@ export class LinkService {
     return dropped;
   }
 
+  /**
+   * Apply an operator's status on this hub's link of the worker. False when this hub holds no
+   * live link of it (none, closed, or silent past PAPRIKA_WORKER_TTL_S: the worker may have
+   * re-linked elsewhere), so the caller forwards it to the worker's owner hub instead.
+   */
   async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
     const link = this.d.localLinks.get(workerId);
-    if (!link) return false;
+    if (!link || !link.open || link.left_at_ms !== null || this.d.clock.now() - link.last_seen_ms > this.d.config.workerTtlS * 1000) return false;
     await link.pushStatus(status);
     this.d.publisher.mark(link);
     if (status === 'active') this.d.lanes.offer(link.freeLaneCount);

@@ -10,6 +10,7 @@ import { MemoryRegistry } from '../../../hub-core/src/adapters/memory/memory-reg
 import { loadConfig } from '../../../hub-core/src/config.ts';
 import { FleetViewReader } from '../../../hub-core/src/hub/fleet-view.ts';
 import { LocalLinks } from '../../../hub-core/src/hub/local-links.ts';
+import { WorkerLink, type LinkSocket } from '../../../hub-core/src/hub/worker-link.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
 import { mathRandom } from '../../../hub-core/src/wire/random.ts';
 import type { WorkerSnapshot } from '../../../hub-core/src/ports/registry.ts';
@@ -130,5 +131,40 @@ describe('FleetViewReader rows between reads', () => {
     expect((await reader.read()).workers.map((w) => w.worker_id)).toEqual(sorted);
     registry.rows = [...registry.rows.filter((w) => w.worker_id !== 'w2'), remoteWorker('w0', clock.now())];
     expect((await reader.read()).workers.map((w) => w.worker_id)).toEqual(['w0', ...sorted.filter((id) => id !== 'w2')].sort((a, b) => a.localeCompare(b)));
+  });
+});
+
+describe('FleetViewReader: a stale local link against the registry', () => {
+  function withLocalLink() {
+    const clock = new ManualClock(1_000_000);
+    const config = loadConfig({ PAPRIKA_WORKER_TTL_S: '4', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_HUB_ID: 'hub-a' });
+    const registry = new SameObjectsRegistry(clock);
+    const links = new LocalLinks(config, clock, mathRandom);
+    const socket: LinkSocket = { send: async () => {}, close: () => {}, open: true };
+    const link = new WorkerLink('w1', socket, { max_concurrent: 2, lane_novnc_urls: ['u0', 'u1'], novnc_url: null, version: 't', platform: 'test' }, { lanIp: '10.0.0.1', hostname: 'w1', hubId: 'hub-a' }, 'active', clock.now());
+    links.add(link);
+    const reader = new FleetViewReader(config, registry, links, clock, pino({ level: 'silent' }));
+    return { clock, registry, reader, link };
+  }
+  const w1 = async (reader: FleetViewReader) => (await reader.read()).workers.filter((w) => w.worker_id === 'w1').map((w) => ({ hub_id: w.hub_id, alive: w.alive, local: w.local }));
+
+  it('shows the worker alive on the hub it re-linked to, not dead on the link this hub still holds', async () => {
+    const { clock, registry, reader } = withLocalLink();
+    clock.advance(10_000); // this hub's link heard nothing for 10 s (TTL 4)
+    registry.rows = [remoteWorker('w1', clock.now() - 500)]; // alive on hub-b
+    expect(await w1(reader)).toEqual([{ hub_id: 'hub-b', alive: true, local: false }]);
+  });
+
+  it('keeps the local link while it is alive, and when the registry has nothing fresher elsewhere', async () => {
+    const { clock, registry, reader, link } = withLocalLink();
+    registry.rows = [remoteWorker('w1', clock.now())];
+    expect(await w1(reader)).toEqual([{ hub_id: 'hub-a', alive: true, local: true }]); // alive here: the local link wins
+    clock.advance(10_000);
+    registry.rows = [remoteWorker('w1', clock.now() - 9_000)]; // dead there too
+    expect(await w1(reader)).toEqual([{ hub_id: 'hub-a', alive: false, local: true }]);
+    registry.rows = [{ ...remoteWorker('w1', clock.now()), hub_id: 'hub-a' }]; // this hub's own publish
+    expect(await w1(reader)).toEqual([{ hub_id: 'hub-a', alive: false, local: true }]);
+    link.seen(clock.now());
+    expect(await w1(reader)).toEqual([{ hub_id: 'hub-a', alive: true, local: true }]);
   });
 });
