@@ -2,6 +2,7 @@
 // seeded so a failure replays. The hub must keep answering, leak no connections, and change
 // no job it should not have.
 import http from 'node:http';
+import net from 'node:net';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encode } from '../../hub-core/src/wire/protocol.ts';
@@ -193,6 +194,32 @@ describe('hostile input', () => {
       expect(why.code).toBe(1008);
       expect(why.reason).toMatch(/^expected a valid hello: /);
       expect(replies).toEqual([]);
+    }
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+  });
+
+  it('answers what the HTTP parser refuses with {error, code, details} too, then closes', async () => {
+    const port = new URL(h.url).port;
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(request));
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (d: string) => (text += d));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const cases: Array<[string, number, string]> = [
+      ['GET /healthz HTTP/1.1\r\nHost: x\r\nbad header line\r\n\r\n', 400, 'bad_request'],
+      ['GET /he\u0001althz HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request'],
+      ['POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'bad_request'],
+      [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ];
+    for (const [request, status, code] of cases) {
+      const text = await raw(request);
+      expect(text.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`);
+      const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+      expect(body).toMatchObject({ error: expect.any(String), code, details: { parser_code: expect.any(String) } });
     }
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
   });

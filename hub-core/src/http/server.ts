@@ -89,6 +89,10 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       req.raw.resume();
       void (reply as unknown as { status(n: number): { send(b: unknown): void } }).status(400).send({ error: err.message, code: 'bad_request', details: { fastify_code: err.code } });
     },
+    // A request Node's HTTP parser refuses (a bad header line, a control character in the
+    // path, both Content-Length and Transfer-Encoding, headers over the limit) never reaches a
+    // route: it gets the same {error, code, details} too, then the connection closes.
+    clientErrorHandler: answerClientError,
   });
 
   app.setErrorHandler((err: FastifyError | PaprikaError, req, reply) => {
@@ -189,4 +193,18 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       await app.close();
     },
   };
+}
+
+/** What Node's HTTP parser refused, answered as {error, code, details} (the socket cannot be reused). */
+function answerClientError(err: NodeJS.ErrnoException & { code?: string }, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, label, code, error] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'the request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are over the limit']
+        : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP'];
+  const body = JSON.stringify({ error, code, details: { parser_code: err.code ?? null } });
+  if (!socket.writable) return void socket.destroy();
+  socket.end(`HTTP/1.1 ${status} ${label}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
