@@ -1,7 +1,7 @@
 // `paprika nginx-conf`: the seed's two routing rules for several hubs behind nginx.
 // Rule 1: /workers/{id}/link and a worker's CDP tunnels → always the same hub for a worker id
-// (consistent hash, upgrade). Rule 2: everything else → round-robin. /admin/events and /cdp
-// upgrade too.
+// (consistent hash, upgrade). Rule 2: everything else → round-robin. The console's sockets
+// (/admin/events, /admin/wall) and /cdp upgrade too.
 // By default it prints what goes inside nginx's `http {}` block (a file in conf.d/, which the
 // stock nginx.conf includes there); `--full` prints a whole nginx.conf for `nginx -c FILE`.
 import { parseArgs } from 'node:util';
@@ -70,7 +70,8 @@ server {
         proxy_next_upstream error timeout;
     }
 
-    location = /admin/events {
+    # The console's sockets: its live events and the lane wall's thumbnails.
+    location ~ ^/admin/(events|wall)$ {
         proxy_pass http://paprika_hubs;
         proxy_http_version 1.1;
         proxy_set_header Upgrade $http_upgrade;

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nginxConf, parseNginxFlags } from '../../../launcher/nginx-conf.ts';
+import { ROUTE_TABLE } from '../../../hub-core/src/http/route-groups.ts';
 import { NGINX_BIN } from '../../harness/nginx.ts';
 
 describe('paprika nginx-conf', () => {
@@ -13,7 +14,7 @@ describe('paprika nginx-conf', () => {
     expect(links).toMatch(/hash \$paprika_worker_id consistent;/);
     expect(links.match(/server 10\.0\.0\.[12]:8080/g)).toHaveLength(2);
     expect(conf).toMatch(/location ~ \^\/workers\/\(\?<paprika_worker_id>/);
-    expect(conf).toMatch(/location = \/admin\/events \{[^}]*Upgrade \$http_upgrade/);
+    expect(conf).toMatch(/location ~ \^\/admin\/\(events\|wall\)\$ \{[^}]*Upgrade \$http_upgrade/);
     expect(conf).toMatch(/listen 127\.0\.0\.1:9000;/);
   });
 
@@ -75,5 +76,33 @@ describe.skipIf(!nginxRunnable)('paprika nginx-conf output under nginx -t', () =
     expect(parseNginxFlags([...flags, '--full']).full).toBe(true);
     expect(parseNginxFlags(flags).full).toBe(false);
     expect(() => parseNginxFlags([...flags, '--full=yes'])).toThrow(/--full/);
+  });
+});
+
+describe('paprika nginx-conf against the route table', () => {
+  /** The location nginx picks for a path (exact match, then regexes in order, else the `/` prefix) and whether it passes the upgrade. */
+  function locationFor(conf: string, path: string): { name: string; upgrades: boolean } {
+    const blocks = [...conf.matchAll(/location (=|~) (\S+) \{([^}]*)\}/g)].map((m) => ({ kind: m[1], pattern: m[2], body: m[3] }));
+    const exact = blocks.find((b) => b.kind === '=' && b.pattern === path);
+    const regex = blocks.find((b) => b.kind === '~' && new RegExp(b.pattern.replace(/\(\?<(\w+)>/g, '(?<$1>')).test(path));
+    const chosen = exact ?? regex;
+    if (chosen) return { name: `${chosen.kind} ${chosen.pattern}`, upgrades: /proxy_set_header Upgrade \$http_upgrade;/.test(chosen.body) };
+    const root = /location \/ \{([^}]*)\}/.exec(conf)!;
+    return { name: '/', upgrades: /proxy_set_header Upgrade \$http_upgrade;/.test(root[1]) };
+  }
+
+  it('passes the WebSocket upgrade for every socket route a client or worker reaches through nginx', () => {
+    const conf = nginxConf(parseNginxFlags(['--hub', '10.0.0.1:8080', '--hub', '10.0.0.2:8080']));
+    const sockets = Object.entries(ROUTE_TABLE).filter(([, r]) => r.ws && r.group !== 'peer'); // peers dial each other's hub URL directly
+    expect(sockets.length).toBeGreaterThanOrEqual(5);
+    for (const [route] of sockets) {
+      const path = route.split(' ')[1].replace(':cdp_id', '0f2c9a1e-5b7d-4c3a-9e8f-1a2b3c4d5e6f').replace(/:\w+/g, 'w1');
+      expect({ route, ...locationFor(conf, path) }).toMatchObject({ route, upgrades: true });
+    }
+  });
+
+  it('deploy/nginx-paprika.conf, the README example, is what the generator prints today', () => {
+    const example = fs.readFileSync(path.join(import.meta.dirname, '../../../deploy/nginx-paprika.conf'), 'utf8');
+    expect(example).toBe(nginxConf(parseNginxFlags(['--hub', '10.0.0.11:8080', '--hub', '10.0.0.12:8080', '--hub', '10.0.0.13:8080', '--listen', '80'])));
   });
 });
