@@ -177,6 +177,34 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     }
   });
 
+  it('a data dir the agent cannot write stops it before it enrolls (naming --data-dir), so the next start with a good one enrolls', async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cred-'));
+    try {
+      fs.writeFileSync(path.join(base, 'a-file'), '');
+      const lanIp = '127.0.78.1';
+      const bad = spawnWorker(['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', lanIp, '--token', WORKER_TOKEN, '--data-dir', path.join(base, 'a-file', 'sub')]);
+      expect(await bad.exited).not.toBe(0);
+      expect(bad.output()).toMatch(/cannot (read|write) the worker's credential in .*a-file.* \(--data-dir \/ PAPRIKA_DATA_DIR\): ENOTDIR/);
+      expect(await hub.hub.store.credentials.get('w781')).toBeUndefined(); // nothing enrolled
+      const good = await startSimAgent(hub.url, 1, { token: WORKER_TOKEN, lanIp, dataDir: path.join(base, 'good') });
+      expect(good.workerId).toBe('w781');
+      await good.stop();
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it('a wrong worker token names --token and PAPRIKA_WORKER_TOKEN', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cred-'));
+    try {
+      const proc = spawnWorker(['--hub', hub.url, '--simulate-lanes', '1', '--lan-ip', '127.0.79.1', '--token', 'not-the-token', '--data-dir', dataDir]);
+      expect(await proc.exited).toBe(1);
+      expect(proc.output()).toMatch(/hub refused registration \(401\).*--token \/ PAPRIKA_WORKER_TOKEN/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
   it('an agent process whose id is enrolled by another secret exits non-zero, telling the operator to reset it', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cred-'));
     try {

@@ -28,19 +28,43 @@ export class CredentialFile {
       text = fs.readFileSync(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      throw this.unusable('read', err);
     }
     const c = JSON.parse(text) as Partial<WorkerCredentialFile>;
     if (typeof c.worker_id !== 'string' || typeof c.secret !== 'string') throw new Error(`${this.path} is not a worker credential; move it away to enroll again`);
     return c as WorkerCredentialFile;
   }
 
+  /**
+   * Checked before enrolling: a hub that enrolled an id whose secret could then not be saved
+   * would refuse that id to every later start ("already enrolled") until an operator reset it.
+   */
+  ensureWritable(): void {
+    const probe = `${this.path}.${process.pid}.probe`;
+    try {
+      fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(probe, '', { mode: 0o600 });
+      fs.rmSync(probe, { force: true });
+    } catch (err) {
+      throw this.unusable('write', err);
+    }
+  }
+
   /** Written whole (temp file, then rename): a crash mid-write never leaves half a secret. */
   save(c: WorkerCredentialFile): void {
-    fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.path);
+    try {
+      fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
+      fs.renameSync(tmp, this.path);
+    } catch (err) {
+      throw this.unusable('write', err);
+    }
+  }
+
+  private unusable(what: 'read' | 'write', err: unknown): Error {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    return new Error(`cannot ${what} the worker's credential in ${path.dirname(this.path)} (--data-dir / PAPRIKA_DATA_DIR): ${code}; give the agent a directory it can ${what}`);
   }
 
   remove(): void {

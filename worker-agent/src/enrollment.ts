@@ -39,6 +39,7 @@ export async function obtainCredential(file: CredentialFile, o: EnrollOptions, o
   if (opts.renew) file.remove();
   const stored = opts.renew ? undefined : file.load();
   if (stored) return stored;
+  file.ensureWritable();
   const c = await enroll(o);
   file.save({ hub: new URL(o.hubUrl).origin, worker_id: c.worker_id, secret: c.secret, lan_ip: o.lanIp, enrolled_at: new Date().toISOString() });
   o.log.info({ worker_id: c.worker_id, credential: file.path }, 'enrolled with the hub');
@@ -65,7 +66,8 @@ export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; sec
         waitMs = Math.min(MAX_RETRY_AFTER_MS, Math.max(waitMs, Number(res.headers.get('retry-after') ?? 1) * 1000));
         o.log.warn({ retry_in_ms: waitMs }, 'registration rate-limited by the hub; waiting');
       } else if (res.status >= 400 && res.status < 500) {
-        throw new CredentialRejectedError(`hub refused registration (${res.status}): ${body.error ?? 'unknown error'}`);
+        const hint = res.status === 401 || res.status === 403 ? ` (the agent's --token / PAPRIKA_WORKER_TOKEN must be the hub's PAPRIKA_WORKER_TOKEN)` : '';
+        throw new CredentialRejectedError(`hub refused registration (${res.status}): ${body.error ?? 'unknown error'}${hint}`);
       } else {
         o.log.warn({ status: res.status }, 'registration failed; retrying');
       }
