@@ -8,9 +8,10 @@ export const USAGE = `usage: paprika <command> [flags]
 
 commands:
   hub [--port N]                       run one hub (env: see README, PAPRIKA_*)
-  worker --hub URL [--lanes M] [--single-chrome] [--chrome PATH]
-         [--simulate-lanes N] [--lan-ip IP] [--token T]
-                                       run a worker agent
+  worker --hub URL [--lanes M] [--single-chrome | --shared-chrome] [--chrome PATH]
+         [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T]
+         [--worker-id ID] [--data-dir DIR] [--view-bind ADDR] [--novnc-base URL]
+                                       run a worker agent (paprika worker --help)
   demo [--simulate]                    hub on PAPRIKA_PORT with embedded defaults + two local workers
   nginx-conf --hub HOST:PORT ... [--listen [ADDR:]PORT] [--full]
                                        print nginx's http {} block for several hubs
@@ -19,12 +20,24 @@ commands:
 
 class UsageError extends Error {}
 
+const HUB_USAGE = 'usage: paprika hub [--port N]   (everything else from PAPRIKA_* variables: see the README)';
+const DEMO_USAGE = 'usage: paprika demo [--simulate]   (a hub on PAPRIKA_PORT with embedded defaults and two local workers; --simulate: no Chrome, sleep jobs only)';
+
+/** `paprika <command> --help`: that command's usage, exit 0, nothing started. */
+async function commandUsage(command: string): Promise<string | undefined> {
+  if (command === 'hub') return HUB_USAGE;
+  if (command === 'demo') return DEMO_USAGE;
+  if (command === 'nginx-conf') return (await import('./nginx-conf.ts')).NGINX_USAGE;
+  if (command === 'worker') return (await import('../worker-agent/src/main.ts')).WORKER_USAGE;
+  return undefined;
+}
+
 async function hubCommand(argv: string[]): Promise<void> {
   let values;
   try {
     ({ values } = parseArgs({ args: argv, strict: true, options: { port: { type: 'string' } } }));
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\nusage: paprika hub [--port N]`);
+    throw new UsageError(`${(err as Error).message}\n${HUB_USAGE}`);
   }
   let port: number | undefined;
   if (values.port !== undefined) {
@@ -73,6 +86,8 @@ async function hubCommand(argv: string[]): Promise<void> {
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   try {
+    const usage = rest.includes('--help') || rest.includes('-h') ? await commandUsage(command) : undefined;
+    if (usage) return void console.log(usage);
     switch (command) {
       case 'hub':
         return await hubCommand(rest);

@@ -38,6 +38,17 @@ describe('paprika hub flags', () => {
     }
   });
 
+  it.each([
+    ['hub', /^usage: paprika hub \[--port N\]/],
+    ['worker', /^usage: paprika worker --hub URL[\s\S]*--data-dir DIR[\s\S]*--shared-chrome/],
+    ['demo', /^usage: paprika demo \[--simulate\]/],
+    ['nginx-conf', /^usage: paprika nginx-conf --hub HOST:PORT/],
+  ])('paprika %s --help prints its usage and exits 0, starting nothing', async (command, usage) => {
+    const p = run([command, '--help'], { PAPRIKA_PORT: '1' }); // a hub or demo that did start would fail on port 1
+    expect(await p.exited).toBe(0);
+    expect(p.output()).toMatch(usage);
+  });
+
   it.each([['abc'], ['70000'], ['1.5']])('refuses --port %s with exit 2 and a message naming --port', async (value) => {
     const hub = run(['hub', '--port', value]);
     expect(await hub.exited).toBe(2);
