@@ -7,6 +7,9 @@ import { loadConfig } from '../hub-core/src/config.ts';
 import { startHub } from '../hub-core/src/app/hub.ts';
 import { startDemoPage } from './demo-page.ts';
 import { WorkerAgent } from '../worker-agent/src/agent.ts';
+import { CredentialFile } from '../worker-agent/src/credential-file.ts';
+import { workerIdCandidates } from '../hub-core/src/domain/worker-id.ts';
+import type { Hub } from '../hub-core/src/app/hub.ts';
 import { buildPool } from '../worker-agent/src/main.ts';
 
 export async function runDemo(argv: string[]): Promise<void> {
@@ -30,6 +33,7 @@ export async function runDemo(argv: string[]): Promise<void> {
   const agents: WorkerAgent[] = [];
   const extras: Array<() => Promise<void>> = [];
   for (const [i, lanIp] of ['127.0.0.101', '127.0.0.102'].entries()) {
+    await forgetDemoWorkerOfAnotherPort(hub, config.dataDir, lanIp);
     const flags = { hub: hub.url, lanes: 2, singleChrome: false, lanIp, simulateLanes: simulate ? 2 : undefined };
     const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log);
     const agent = new WorkerAgent({ hubUrl: hub.url, pool, viewKeys, lanIp, hostname: `demo-worker-${i + 1}`, dataDir: config.dataDir, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
@@ -73,4 +77,19 @@ export async function runDemo(argv: string[]): Promise<void> {
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+/**
+ * A worker's credential file is per hub URL, port included, but the demo's hub keeps its
+ * enrollments in the data directory whatever the port: a demo started again on another
+ * PAPRIKA_PORT found its workers enrolled and their secrets nowhere ('already enrolled … reset').
+ * The demo is the operator of its own hub, so it resets the enrollment of its own worker (same
+ * address) when no credential for this URL exists, and the worker enrolls again.
+ */
+async function forgetDemoWorkerOfAnotherPort(hub: Hub, dataDir: string, lanIp: string): Promise<void> {
+  if (new CredentialFile(dataDir, hub.url, lanIp).load()) return;
+  for (const id of workerIdCandidates(lanIp)) {
+    const enrolled = await hub.store.credentials.get(id);
+    if (enrolled?.lan_ip === lanIp) await hub.enrollment.resetCredentials(id, 'demo');
+  }
 }

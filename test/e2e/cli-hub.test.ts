@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAPRIKA_BIN } from '../harness/agents.ts';
-import { waitFor } from '../harness/processes.ts';
+import { freePort, waitFor } from '../harness/processes.ts';
 import { json } from '../harness/http.ts';
 
 function run(args: string[], env: Record<string, string> = {}) {
@@ -118,4 +118,29 @@ describe('paprika hub start-up with unreachable services', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('paprika demo', () => {
+  it('runs, stops on Ctrl-C, and runs again on another port with the same data directory', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-demo-'));
+    try {
+      for (let round = 0; round < 2; round++) {
+        const port = await freePort();
+        const demo = run(['demo', '--simulate'], { PAPRIKA_PORT: String(port), PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '' });
+        let exited = false;
+        void demo.exited.then(() => (exited = true));
+        try {
+          await waitFor(`demo on port ${port} ready (or exited)`, async () => demo.output().includes('Press Ctrl-C to stop.') || exited, 60_000, 100);
+          expect(demo.output()).not.toMatch(/already enrolled/);
+          expect(demo.output().match(/example sleep job [0-9a-f-]+: (queued|running|succeeded)/g)).toHaveLength(3);
+          expect(demo.output()).toContain(`console:  http://127.0.0.1:${port}/`);
+        } finally {
+          demo.child.kill('SIGINT');
+          expect(await demo.exited).toBe(0);
+        }
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 150_000);
 });
