@@ -87,7 +87,7 @@ export class FleetViewReader {
   private merge(remote: WorkerSnapshot[], remoteAsOf: number): FleetWorker[] {
     const now = this.clock.now();
     const ttlMs = this.config.workerTtlS * 1000;
-    const local = this.localLinks.all().map((l): FleetWorker => ({ ...l.snapshot(), alive: l.left_at_ms === null && now - l.last_seen_ms <= ttlMs, local: true }));
+    const local = this.localLinks.all().map((l): FleetWorker => ({ ...l.snapshot(), alive: l.aliveAt(now, ttlMs), local: true }));
     const localAlive = local.length > 0 ? new Map(local.map((w) => [w.worker_id, w.alive])) : undefined;
     let movedAway: Set<string> | undefined;
     const rows: FleetWorker[] = [];

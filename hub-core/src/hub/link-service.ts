@@ -124,8 +124,8 @@ export class LinkService {
     ws.on('message', (data, isBinary) => {
       if (refused) return;
       const bytes = frameBytes(data);
-      if (bytes > MAX_FRAME_BYTES && !helloSeen) return badFrame(`a frame of ${bytes} bytes`);
       if (bytes > MAX_FRAME_BYTES) {
+        if (!helloSeen) return badFrame(`a frame of ${bytes} bytes`);
         const reply = oversizedFrameReply(data, bytes);
         this.d.log.warn({ worker_id: workerId, bytes, type: reply.type, job_id: reply.jobId }, 'frame over the limit refused');
         socket.send(reply.text).catch(() => {});
@@ -133,7 +133,7 @@ export class LinkService {
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
       if (!parsed.ok) return badFrame(parsed.error, parsed.details);
-      if (!link && !helloSeen) {
+      if (!helloSeen) {
         if (parsed.value.type !== 'hello') return badFrame(`got ${parsed.value.type}`);
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
         helloSeen = true;
@@ -194,25 +194,22 @@ export class LinkService {
     );
   }
 
-  /** Apply a status change to the worker if it links here; false when it does not. */
   /**
    * Drops every link this hub holds that has been silent for PAPRIKA_WORKER_TTL_S (no heartbeat,
    * no message): every hub already counts that worker dead. A link whose network died without a
    * FIN or RST (a cut cable, a NAT that forgot it, a frozen peer) otherwise stays open until the
    * kernel gives up (~15 min), and the fleet view keeps this hub's stale link over the worker's
-   * live link on another hub. Called from the hub heartbeat loop; returns how many it dropped.
+   * live link on another hub. Called from the hub heartbeat loop; each dropped link's close
+   * handler then runs as for any close.
    */
-  dropSilentLinks(): number {
+  dropSilentLinks(): void {
     const now = this.d.clock.now();
     const ttlMs = this.d.config.workerTtlS * 1000;
-    let dropped = 0;
     for (const link of this.d.localLinks.all()) {
       if (!link.open || now - link.last_seen_ms <= ttlMs) continue;
       this.d.log.warn({ worker_id: link.worker_id, silent_s: Math.round((now - link.last_seen_ms) / 100) / 10 }, 'worker link silent for longer than PAPRIKA_WORKER_TTL_S; dropping it');
       link.terminate();
-      dropped++;
     }
-    return dropped;
   }
 
   /**
@@ -222,7 +219,7 @@ export class LinkService {
    */
   async pushStatus(workerId: string, status: WorkerStatus): Promise<boolean> {
     const link = this.d.localLinks.get(workerId);
-    if (!link || !link.open || link.left_at_ms !== null || this.d.clock.now() - link.last_seen_ms > this.d.config.workerTtlS * 1000) return false;
+    if (!link?.open || !link.aliveAt(this.d.clock.now(), this.d.config.workerTtlS * 1000)) return false;
     await link.pushStatus(status);
     this.d.publisher.mark(link);
     if (status === 'active') this.d.lanes.offer(link.freeLaneCount);

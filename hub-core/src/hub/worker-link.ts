@@ -21,7 +21,7 @@ export interface LinkSocket {
   send(text: string): Promise<void>;
   close(code?: number, reason?: string): void;
   /** Drop the connection without a close handshake (a peer that stopped answering never completes one). */
-  terminate?(): void;
+  terminate(): void;
   /** True when the other end answers a WebSocket ping within ms (a live process, not a half-open socket). */
   answersPing?(ms: number): Promise<boolean>;
   /** False once the socket closes (or starts closing). */
@@ -151,6 +151,11 @@ export class WorkerLink implements SchedulableWorker {
   }
 
   // ---- state, by name ----
+
+  /** What every hub counts as alive: heard from within ttlMs, and no goodbye. */
+  aliveAt(now: number, ttlMs: number): boolean {
+    return this._left_at_ms === null && now - this._last_seen_ms <= ttlMs;
+  }
 
   /** A frame arrived: the worker is alive. */
   seen(now: number): void {
@@ -319,8 +324,7 @@ export class WorkerLink implements SchedulableWorker {
 
   /** Drop the link at once: its close handler runs as for any close. */
   terminate(): void {
-    if (this.socket.terminate) this.socket.terminate();
-    else this.socket.close(1001, 'link dropped');
+    this.socket.terminate();
   }
 
   /** True when the worker answers a WebSocket ping within ms (its process runs; the socket is not half-open). */

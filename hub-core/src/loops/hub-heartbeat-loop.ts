@@ -9,14 +9,14 @@ import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import { PeriodicLoop } from './periodic-loop.ts';
 
-export function hubHeartbeatLoop(d: { config: Config; registry: Registry; localLinks: LocalLinks; clock: Clock; log: Logger; events: HubEvents; startedAt: number; dropSilentLinks: () => number }): PeriodicLoop {
+export function hubHeartbeatLoop(d: { config: Config; registry: Registry; localLinks: LocalLinks; clock: Clock; log: Logger; events: HubEvents; startedAt: number; dropSilentLinks: () => void }): PeriodicLoop {
   const { config, registry, localLinks, clock, log, events, startedAt, dropSilentLinks } = d;
   return new PeriodicLoop(
     'hub-heartbeat',
     config.hubHeartbeatS * 1000,
     async () => {
       // Before the registry write: a Redis outage must not keep dead links open.
-      dropSilentLinks(); // each dropped link's close handler tells the console
+      dropSilentLinks();
       await registry.heartbeatHub({ hub_id: config.hubId, url: config.hubUrl, started_at: startedAt, workers: localLinks.size, free_lanes: localLinks.freeLanes() }, config.hubTtlS, clock.now());
       events.hubsChanged();
     },

@@ -140,7 +140,7 @@ describe('FleetViewReader: a stale local link against the registry', () => {
     const config = loadConfig({ PAPRIKA_WORKER_TTL_S: '4', PAPRIKA_HEARTBEAT_S: '0.5', PAPRIKA_HUB_ID: 'hub-a' });
     const registry = new SameObjectsRegistry(clock);
     const links = new LocalLinks(config, clock, mathRandom);
-    const socket: LinkSocket = { send: async () => {}, close: () => {}, open: true };
+    const socket: LinkSocket = { send: async () => {}, close: () => {}, terminate: () => {}, open: true };
     const link = new WorkerLink('w1', socket, { max_concurrent: 2, lane_novnc_urls: ['u0', 'u1'], novnc_url: null, version: 't', platform: 'test' }, { lanIp: '10.0.0.1', hostname: 'w1', hubId: 'hub-a' }, 'active', clock.now());
     links.add(link);
     const reader = new FleetViewReader(config, registry, links, clock, pino({ level: 'silent' }));

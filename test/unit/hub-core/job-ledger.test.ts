@@ -57,6 +57,7 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
       trace.push(`frame ${frame.type}`);
     },
     close: () => {},
+    terminate: () => {},
     open: true,
   };
   const link = new WorkerLink('w1', socket, { max_concurrent: 2, lane_novnc_urls: ['sim://0', 'sim://1'], novnc_url: null, version: 't', platform: 'test' }, { lanIp: '10.0.0.1', hostname: 'w1', hubId: 'hub-a' }, 'active', clock.now());

@@ -8,7 +8,7 @@ import { LocalLinks } from '../../../hub-core/src/hub/local-links.ts';
 import { WorkerLink, type LinkSocket } from '../../../hub-core/src/hub/worker-link.ts';
 import { ManualClock } from '../../../hub-core/src/ports/clock.ts';
 
-const openSocket: LinkSocket = { send: async () => {}, close: () => {}, open: true };
+const openSocket: LinkSocket = { send: async () => {}, close: () => {}, terminate: () => {}, open: true };
 
 function setup(lanes = 2) {
   const clock = new ManualClock(1_000_000);

@@ -14,7 +14,7 @@ import { parseHubMessage } from '../../../hub-core/src/wire/protocol.ts';
 function setup() {
   const clock = new ManualClock(1_000_000);
   const sent: any[] = [];
-  const socket: LinkSocket = { send: async (t) => void sent.push(parseHubMessage(t)), close: () => {}, open: true };
+  const socket: LinkSocket = { send: async (t) => void sent.push(parseHubMessage(t)), close: () => {}, terminate: () => {}, open: true };
   const link = new WorkerLink('w1', socket, { max_concurrent: 3, lane_novnc_urls: [], novnc_url: null, version: 't', platform: 't' }, { lanIp: '', hostname: '', hubId: 'h1' }, 'active', clock.now());
   const links = new Map([['w1', link]]);
   const relay = new WallRelay({
