@@ -2,16 +2,13 @@
 // flag and exit 2; nothing is started.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../hub-core/src/config.ts';
-import { nginxConf, parseNginxFlags } from './nginx-conf.ts';
+import { NGINX_USAGE, nginxConf, parseNginxFlags } from './nginx-conf.ts';
 
 export const USAGE = `usage: paprika <command> [flags]
 
 commands:
   hub [--port N]                       run one hub (env: see README, PAPRIKA_*)
-  worker --hub URL [--lanes M] [--single-chrome | --shared-chrome] [--chrome PATH]
-         [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T]
-         [--worker-id ID] [--data-dir DIR] [--view-bind ADDR] [--novnc-base URL]
-                                       run a worker agent (paprika worker --help)
+  worker --hub URL [flags]             run a worker agent (paprika worker --help lists its flags)
   demo [--simulate]                    hub on PAPRIKA_PORT with embedded defaults + two local workers
   nginx-conf --hub HOST:PORT ... [--listen [ADDR:]PORT] [--full]
                                        print nginx's http {} block for several hubs
@@ -27,7 +24,7 @@ const DEMO_USAGE = 'usage: paprika demo [--simulate]   (a hub on PAPRIKA_PORT wi
 async function commandUsage(command: string): Promise<string | undefined> {
   if (command === 'hub') return HUB_USAGE;
   if (command === 'demo') return DEMO_USAGE;
-  if (command === 'nginx-conf') return (await import('./nginx-conf.ts')).NGINX_USAGE;
+  if (command === 'nginx-conf') return NGINX_USAGE;
   if (command === 'worker') return (await import('../worker-agent/src/main.ts')).WORKER_USAGE;
   return undefined;
 }
