@@ -37,7 +37,7 @@ describe.skipIf(!run)('result limits with a Chrome worker', () => {
   const macro = (steps: unknown[]) => post(`${h.url}/jobs`, { kind: 'macro', spec: { steps, timeout_s: 80 } });
 
   beforeAll(async () => {
-    site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(LONG_PAGE));
+    site = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(req.url === '/tiny' ? '<!doctype html><title>tiny</title><p>tiny</p>' : LONG_PAGE));
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
     const b = await realBackends();
@@ -69,6 +69,17 @@ describe.skipIf(!run)('result limits with a Chrome worker', () => {
     expect(next.status).toBe('succeeded');
     expect(linkedLines()).toBe(1);
   });
+
+  it('a macro of 120 screenshot steps succeeds with every screenshot stored', async () => {
+    // The link once took 100 assets a result: this job's result was refused by the schema and
+    // sent again every heartbeat while the job held the lane until its deadline and grace.
+    const steps = [{ op: 'goto', url: `${siteUrl}tiny` }, ...Array.from({ length: 120 }, (_, i) => ({ op: 'screenshot', name: `s${i}` }))];
+    const job = await done((await macro(steps)).id);
+    expect(job.status).toBe('succeeded');
+    expect(job.assets).toHaveLength(120);
+    const png = Buffer.from(await (await fetch(`${h.url}/jobs/${job.id}/assets/s119.png`)).arrayBuffer());
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+  }, 120_000);
 
   it('an eval returning NUL and lone surrogates is stored as succeeded, the text replaced', async () => {
     const odd = await done((await macro([{ op: 'eval', expression: "({ nul: 'a\\u0000b', lone: 'x\\uD800', ['k\\u0000']: 1 })", name: 'odd' }])).id);

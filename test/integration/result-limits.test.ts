@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
-import { MAX_FRAME_BYTES, encode } from '../../hub-core/src/wire/protocol.ts';
+import { MAX_ASSETS, MAX_FRAME_BYTES, encode } from '../../hub-core/src/wire/protocol.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { WorkerAgent } from '../../worker-agent/src/agent.ts';
 import type { JobOutcome, Lane } from '../../worker-agent/src/lanes/lane.ts';
@@ -136,6 +136,47 @@ describe.skipIf(!run)('results a hub cannot take as sent', () => {
     } finally {
       await capped.stop(0);
     }
+  });
+
+  it('a result the hub cannot read (more assets than the link takes) ends the job failed at once, naming why; the link stays', async () => {
+    // A macro may take up to 500 screenshots: a result with more assets than the link's schema
+    // allowed was answered with a bare error, and the worker sent it again every heartbeat
+    // while the job held its lane until its deadline and grace (then `timeout`).
+    const shot = (i: number) => ({ name: `s-${i}.png`, content_type: 'image/png', data_base64: 'iVBORw0KGgo=' });
+    const tooMany = MAX_ASSETS + 1;
+    const outcomes = new Map<number, JobOutcome>([
+      [11, { status: 'succeeded', result: { shots: 120 }, assets: Array.from({ length: 120 }, (_, i) => shot(i)) }],
+      [12, { status: 'succeeded', result: { shots: tooMany }, assets: Array.from({ length: tooMany }, (_, i) => shot(i)) }],
+    ]);
+    const log = pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' });
+    const agent = new WorkerAgent({ hubUrl: h.url, pool: { lanes: [new ScriptedLane(0, outcomes)], singleChrome: false, kinds: ['sleep'], start: async () => {}, stop: async () => {} }, lanIp: nextLanIp(), hostname: 'many-assets', dataDir: AGENT_DATA_DIR, heartbeatS: 0.2, diskMaxPct: 100, log, backoff: { baseMs: 50, capMs: 200 } });
+    await agent.start();
+    await agent.linked;
+    const link = h.hub.localLinks.get(agent.workerId!);
+    try {
+      // 120 screenshots (a macro of 120 screenshot steps): stored, every asset listed.
+      const many = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 11 } })).id);
+      expect(many.status).toBe('succeeded');
+      expect(many.assets).toHaveLength(120);
+      // Past what any job can make: the worker caps it before it is sent.
+      const over = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 12 } })).id);
+      expect(over).toMatchObject({ status: 'failed', error: `result has ${tooMany} assets, over the limit of ${MAX_ASSETS}` });
+      expect(h.hub.localLinks.get(agent.workerId!)).toBe(link);
+    } finally {
+      await agent.stop(0);
+    }
+    // A worker that sends one anyway (an older or foreign agent) gets result_refused naming the
+    // field, not a bare error: an agent reports the job failed instead and the lane frees.
+    const { ws, frames } = await rawLink(h.url, 'w-bad-result');
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    const assign = await waitFor('assign', async () => frames.find((f) => f.type === 'assign' && f.job_id === job.id));
+    ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'succeeded', assets: Array.from({ length: tooMany }, (_, i) => shot(i)) }));
+    const refused = await waitFor('result_refused', async () => frames.find((f) => f.type === 'result_refused'));
+    expect(refused).toMatchObject({ job_id: job.id, code: 'invalid', reason: expect.stringMatching(/assets/) });
+    expect(frames.some((f) => f.type === 'error')).toBe(false);
+    ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'failed', error: `result refused by the hub: ${refused.reason}` }));
+    expect(await waitJob(job.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result refused by the hub: .*assets/) });
+    ws.close();
   });
 
   it('a result the database refuses is reported to the worker, which sends it at most 5 times and then drops it', async () => {

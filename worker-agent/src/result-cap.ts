@@ -2,7 +2,7 @@
 // inline value over 256 KB travels as the asset `result.json`, and a result still over the cap
 // becomes `failed: result too large`, naming its largest part. A 40 MB result once made the
 // hub drop the link, and the worker re-sent it after every re-link, forever.
-import { boundedError, encode, MAX_ERROR_CHARS, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, type WorkerMessageBody } from 'paprika/wire';
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 
@@ -28,6 +28,9 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
       out = { ...r, result: { result_asset: RESULT_ASSET, bytes }, assets: [...(r.assets ?? []).filter((a) => a.name !== RESULT_ASSET), asset] };
     }
   }
+  // More assets than the link takes (no valid job makes that many): refused as sent, it would come back forever.
+  const count = out.assets?.length ?? 0;
+  if (count > MAX_ASSETS) return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: `result has ${count} assets, over the limit of ${MAX_ASSETS}` };
   const size = frameSize(out);
   if (size <= maxBytes) return out;
   const parts = (out.assets ?? []).map((a) => ({ name: a.name, bytes: Math.floor((a.data_base64.length * 3) / 4) }));

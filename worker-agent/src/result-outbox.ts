@@ -3,7 +3,7 @@
 // sent again after every re-link and whenever it sat unacked for a heartbeat period (the hub
 // could not write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
 import type { Logger } from 'pino';
-import { encode, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
 import { capResult, frameSize } from './result-cap.ts';
 
 export type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
@@ -56,24 +56,32 @@ export class ResultOutbox {
   }
 
   /**
-   * Too large for the link: the job is reported failed instead (nothing else could ever be
-   * sent). Refused by the database: sent again on the heartbeat tick, at most MAX_STORE_REFUSALS
-   * times, then dropped (the hub's reconciler ends the job).
+   * Too large for the link, or not valid as sent: the job is reported failed instead, naming why
+   * (the same result could never be taken). Refused by the database: sent again on the heartbeat
+   * tick, at most MAX_STORE_REFUSALS times, then dropped (the hub's reconciler ends the job).
    */
   refused(msg: Pick<Refusal, 'job_id' | 'code' | 'reason'>): void {
     const entry = this.entries.get(msg.job_id);
     if (!entry) return;
     const { job_id, assignment_id } = entry.result;
-    if (msg.code === 'too_large') {
-      const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error: `result too large: ${msg.reason}` };
+    if (msg.code === 'too_large' || msg.code === 'invalid') {
+      // A failure report refused in turn is not replaced again: it is dropped like a not_stored one.
+      if (msg.code === 'invalid' && entry.result.status === 'failed' && entry.result.result === undefined && !entry.result.assets) return this.drop(entry, msg.reason);
+      const error = boundedError(msg.code === 'too_large' ? `result too large: ${msg.reason}` : `result refused by the hub: ${msg.reason}`);
+      const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error };
       this.o.log.warn({ job_id, assignment_id, status: failed.status, error: failed.error }, 'job result replaced');
       this.put({ result: failed, sentAt: this.now(), refusals: entry.refusals });
       return;
     }
     entry.refusals++;
     if (entry.refusals < MAX_STORE_REFUSALS) return this.o.log.warn({ job_id, refusals: entry.refusals, reason: msg.reason }, 'the hub could not store a result; sending it again later');
+    this.drop(entry, msg.reason);
+  }
+
+  private drop(entry: Entry, reason: string): void {
+    const { job_id, assignment_id } = entry.result;
     this.entries.delete(job_id);
-    this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason: msg.reason }, 'result dropped: the hub refused to store it');
+    this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason }, 'result dropped: the hub refused to store it');
   }
 
   /** The hub closed the link on a frame past its ceiling (1009): a result that big is never sent again. */

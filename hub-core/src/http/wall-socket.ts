@@ -4,7 +4,7 @@
 import type { WebSocket } from 'ws';
 import { parseWallClientMessage, WALL_MAX_MESSAGE_BYTES, WALL_MAX_TILES, WALL_PEER_MAX_TILES, type WallErrorJson } from '../wire/wall.ts';
 import type { WallRelay, WallWatcher } from '../hub/wall-relay.ts';
-import { frameBytes } from '../hub/oversized-frame.ts';
+import { frameBytes } from '../hub/frame-refusals.ts';
 
 /** A console's socket holding more than this unsent gets no new thumb until it drains. */
 export const WALL_MAX_BUFFERED_BYTES = 1024 * 1024;

@@ -4,13 +4,13 @@
 // link) and handled one at a time, in order. stop() closes
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import { MAX_FRAME_BYTES, parseWorkerMessage } from '../wire/protocol.ts';
 import { corkPerTurn, UNCORKED, type Corkable } from '../wire/turn-writes.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
-import { frameBytes, oversizedFrameReply } from './oversized-frame.ts';
+import { frameBytes, oversizedFrameReply, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
@@ -92,7 +92,7 @@ export class LinkService {
     let badCredit = BAD_FRAME_BURST;
     let lastBadAt = this.d.clock.now();
     /** A frame that did not parse, or a first frame that was not a hello: answered while within the budget, the link closed past it. */
-    const badFrame = (error: string, details?: unknown): void => {
+    const badFrame = (error: string, details?: unknown, data?: RawData): void => {
       if (refused) return;
       if (!helloSeen) {
         // Before the hello nothing is owed to the socket: a frame that is not a valid hello ends it (only a worker token got it this far).
@@ -111,7 +111,9 @@ export class LinkService {
         return;
       }
       this.d.log.warn({ worker_id: workerId, error, details }, 'bad message from worker');
-      void sendError(socket, error, details);
+      const refusal = data === undefined ? undefined : unreadableResultReply(data, details);
+      if (refusal) socket.send(refusal.text).catch(() => {});
+      else void sendError(socket, error, details);
     };
     let closeDone!: () => void;
     this.closed.set(ws, new Promise<void>((resolve) => (closeDone = resolve)));
@@ -132,7 +134,7 @@ export class LinkService {
         return;
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
-      if (!parsed.ok) return badFrame(parsed.error, parsed.details);
+      if (!parsed.ok) return badFrame(parsed.error, parsed.details, data);
       if (!helloSeen) {
         if (parsed.value.type !== 'hello') return badFrame(`got ${parsed.value.type}`);
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);

@@ -35,8 +35,11 @@ export const MacroStep = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('eval'), expression: z.string().min(1).max(100_000), name: valueName.optional() }),
 ]);
 
+/** Most steps a macro may have (each screenshot step is one asset of its result). */
+export const MAX_MACRO_STEPS = 500;
+
 export const MacroSpec = z.strictObject({
-  steps: z.array(MacroStep).min(1).max(500),
+  steps: z.array(MacroStep).min(1).max(MAX_MACRO_STEPS),
   timeout_s: timeoutS,
 });
 

@@ -2,7 +2,7 @@
 // Both ends parse with parseWorkerMessage / parseHubMessage at the socket edge; inside,
 // only typed values travel. A malformed message yields an error value, never a throw.
 import { z } from 'zod';
-import { FetchSpec, MacroSpec, SessionCommand, SleepSpec } from './job-spec.ts';
+import { FetchSpec, MacroSpec, MAX_MACRO_STEPS, SessionCommand, SleepSpec } from './job-spec.ts';
 import { issuesToDetails } from './errors.ts';
 
 export const PROTOCOL_VERSION = 1 as const;
@@ -72,6 +72,12 @@ export function boundedError(text: string): string {
   return `${text.slice(0, kept)} … (${text.length - kept} characters cut)`;
 }
 
+/**
+ * Most assets one result may carry: a screenshot for every step of the longest macro, its
+ * failure.png and result.json. (It was 100, below what a valid macro makes: a macro of 101
+ * screenshots had its result refused by the schema and sent again every heartbeat.)
+ */
+export const MAX_ASSETS = MAX_MACRO_STEPS + 2;
 const Asset = z.strictObject({
   name: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/),
   content_type: z.string().max(200),
@@ -114,7 +120,7 @@ export const WorkerMessage = z.discriminatedUnion('type', [
     status: z.enum(['succeeded', 'failed', 'canceled']),
     result: z.unknown().optional(),
     error: JobError.optional(),
-    assets: z.array(Asset).max(100).optional(),
+    assets: z.array(Asset).max(MAX_ASSETS).optional(),
   }),
   z.strictObject({ type: z.literal('job_rejected'), v, job_id: id, assignment_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
@@ -163,11 +169,12 @@ export const HubMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('cancel'), v, job_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('result_ack'), v, job_id: id }),
   /**
-   * The hub will not store this result as sent: `too_large` (the frame passed MAX_FRAME_BYTES;
-   * the worker reports the job failed instead) or `not_stored` (the database refused it; the
-   * worker tries again a bounded number of times, then gives up).
+   * The hub will not store this result as sent: `too_large` (the frame passed MAX_FRAME_BYTES)
+   * or `invalid` (the frame is not a valid job_result; `reason` names the field): the worker
+   * reports the job failed instead. `not_stored` (the database refused it): the worker tries
+   * again a bounded number of times, then gives up.
    */
-  z.strictObject({ type: z.literal('result_refused'), v, job_id: id, code: z.enum(['too_large', 'not_stored']), reason: z.string().max(2000), max_bytes: z.number().int().positive().optional() }),
+  z.strictObject({ type: z.literal('result_refused'), v, job_id: id, code: z.enum(['too_large', 'invalid', 'not_stored']), reason: z.string().max(2000), max_bytes: z.number().int().positive().optional() }),
   z.strictObject({ type: z.literal('session_open'), v, request_id: id, session_id: id, lane: z.number().int().min(0), idle_timeout_s: z.number().positive() }),
   z.strictObject({ type: z.literal('session_command'), v, request_id: id, session_id: id, command: SessionCommand }),
   z.strictObject({ type: z.literal('session_close'), v, request_id: id, session_id: id }),

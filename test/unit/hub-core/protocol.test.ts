@@ -26,6 +26,7 @@ describe('worker link protocol', () => {
     const head = { type: 'result_refused', v: 1, job_id: 'j', reason: 'frame of 40000000 bytes is over the limit' };
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'too_large', max_bytes: 33554432 }))).toMatchObject({ ok: true, value: { code: 'too_large' } });
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'not_stored' })).ok).toBe(true);
+    expect(parseHubMessage(JSON.stringify({ ...head, code: 'invalid' })).ok).toBe(true);
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'whatever' })).ok).toBe(false);
   });
 

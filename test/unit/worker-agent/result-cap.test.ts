@@ -3,7 +3,8 @@
 // naming its largest part.
 import { describe, expect, it } from 'vitest';
 import { capResult, frameSize, INLINE_RESULT_MAX_BYTES } from '../../../worker-agent/src/result-cap.ts';
-import { boundedError, encode, MAX_ERROR_CHARS, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
+import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
+import { MAX_MACRO_STEPS } from '../../../hub-core/src/wire/job-spec.ts';
 
 const base = { type: 'job_result' as const, job_id: 'j', assignment_id: 'a', status: 'succeeded' as const };
 const png = (bytes: number) => ({ name: 'shot.png', content_type: 'image/png', data_base64: Buffer.alloc(bytes).toString('base64') });
@@ -21,6 +22,18 @@ describe('capResult', () => {
     expect(out).toMatchObject({ status: 'succeeded', result: { result_asset: 'result.json', bytes } });
     const asset = out.assets!.find((a) => a.name === 'result.json')!;
     expect(JSON.parse(Buffer.from(asset.data_base64, 'base64').toString('utf8'))).toEqual(value);
+  });
+
+  it('takes a screenshot for every step of the longest macro, its failure.png and result.json; fails a result with more', () => {
+    const shots = (n: number) => Array.from({ length: n }, (_, i) => ({ ...png(10), name: `s-${i}.png` }));
+    const longest = { ...base, result: { ok: true }, assets: [...shots(MAX_MACRO_STEPS), { ...png(10), name: 'failure.png' }, { ...png(10), name: 'result.json' }] };
+    expect(capResult(longest, 8 * 1024 * 1024)).toBe(longest);
+    expect(parseWorkerMessage(encode(longest)).ok).toBe(true);
+    const more = { ...base, result: { ok: true }, assets: shots(MAX_ASSETS + 1) };
+    expect(parseWorkerMessage(encode(more)).ok).toBe(false);
+    const out = capResult(more, 8 * 1024 * 1024);
+    expect(out).toEqual({ ...base, status: 'failed', error: `result has ${MAX_ASSETS + 1} assets, over the limit of ${MAX_ASSETS}` });
+    expect(parseWorkerMessage(encode(out)).ok).toBe(true);
   });
 
   it('fails a result over the cap, naming the screenshot, with no value or assets', () => {

@@ -78,6 +78,17 @@ describe('ResultOutbox', () => {
     expect(outbox.pending()).toEqual([{ job_id: 'j1', assignment_id: 'a-j1' }]);
   });
 
+  it('replaces a result the hub could not read by a failure naming the field; a failure refused in turn is dropped, not replaced again', () => {
+    const { outbox, frames } = outboxOn({ open: true });
+    outbox.add(ok('j1'));
+    outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'the result is not valid as sent (assets: too many)' });
+    expect(frames.at(-1)!.frame).toEqual({ type: 'job_result', v: 1, job_id: 'j1', assignment_id: 'a-j1', status: 'failed', error: 'result refused by the hub: the result is not valid as sent (assets: too many)' });
+    expect(outbox.size).toBe(1);
+    outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'the result is not valid as sent (job_id: too long)' });
+    expect(outbox.size).toBe(0);
+    expect(frames).toHaveLength(2);
+  });
+
   it('after the hub closed on an oversized frame (1009), fails only the results over the frame ceiling', () => {
     const { outbox, frames } = outboxOn({ open: true }, 4 * MAX_FRAME_BYTES);
     outbox.add({ ...ok('big'), assets: [{ name: 'x.bin', content_type: 'application/octet-stream', data_base64: 'A'.repeat(MAX_FRAME_BYTES) }] });

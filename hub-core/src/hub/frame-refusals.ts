@@ -1,7 +1,9 @@
-// A worker frame over MAX_FRAME_BYTES is answered with a refusal the worker acts on, not a
-// dropped link: a link closed with 1009 made the worker re-link and send the same result
-// again, ~50 times per 30 s, forever (issue 16, reproduction 3). Only the head of the frame is
-// read, to name the job: the body is never parsed.
+// A job's result the hub cannot take is answered with a refusal the worker acts on (it reports
+// the job failed instead), not a dropped link or a bare error: either made the worker send the
+// same result again, forever, while its job held the lane.
+// - A frame over MAX_FRAME_BYTES: a link closed with 1009 made the worker re-link and resend
+//   ~50 times per 30 s (issue 16, reproduction 3). Only its head is read, to name the job.
+// - A job_result the schema refuses (a field past its bound): a bare error changed nothing.
 import type { RawData } from 'ws';
 import { encode, MAX_FRAME_BYTES } from '../wire/protocol.ts';
 
@@ -16,6 +18,20 @@ export function frameBytes(data: RawData): number {
 function head(data: RawData, bytes = 4096): string {
   const first = Array.isArray(data) ? Buffer.concat(data.slice(0, 4)) : Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data);
   return first.subarray(0, bytes).toString('utf8');
+}
+
+/**
+ * The reply to a job_result that is not valid (`error`/`details` from the schema), naming what
+ * failed; undefined for any other frame (those get an error reply).
+ */
+export function unreadableResultReply(data: RawData, details: unknown): { text: string; jobId: string } | undefined {
+  const start = head(data);
+  const jobId = TYPE.exec(start)?.[1] === 'job_result' ? JOB_ID.exec(start)?.[1] : undefined;
+  if (!jobId) return undefined;
+  const issues = Array.isArray(details) ? (details as Array<{ path: string; message: string }>) : [];
+  const what = issues.map((i) => `${i.path}: ${i.message}`).join('; ') || 'not a valid job_result';
+  const reason = `the result is not valid as sent (${what})`.slice(0, 2000);
+  return { text: encode({ type: 'result_refused', job_id: jobId, code: 'invalid', reason }), jobId };
 }
 
 /** The reply to a frame over the limit: `result_refused` when it is a job's result, else an error. */
