@@ -4,9 +4,10 @@
 // stored as succeeded; a result the database refuses is reported, and the worker gives up after
 // a bound. Real Postgres and Redis; the big results come from a lane that returns what the test
 // says (Chrome's own path is test/e2e/result-limits.test.ts).
+import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunnableJob } from '../../hub-core/src/wire/job-spec.ts';
+import type { RunnableJob, SessionCommand } from '../../hub-core/src/wire/job-spec.ts';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { MAX_ASSETS, MAX_FRAME_BYTES, encode } from '../../hub-core/src/wire/protocol.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
@@ -21,6 +22,13 @@ import { requireServices } from '../harness/services.ts';
 
 const run = requireServices(['postgres', 'redis']);
 
+/** What a session's `eval` returns, by expression. */
+const sessionValues = new Map<string, unknown>([
+  ['huge', 'y'.repeat(MAX_FRAME_BYTES + 1024)],
+  ['big', 'b'.repeat(2 * 1024 * 1024)],
+  ['small', { ok: true }],
+]);
+
 /** A lane whose sleep job returns `outcomes[ms]` (else a small success): the worker's own result, as big or odd as a page could make it. */
 class ScriptedLane implements Lane {
   readonly viewUrl = null;
@@ -33,8 +41,8 @@ class ScriptedLane implements Lane {
     return (job.kind === 'sleep' ? this.outcomes.get(job.spec.ms) : undefined) ?? { status: 'succeeded', result: { ok: true } };
   }
   async openSession() {}
-  async sessionCommand(): Promise<unknown> {
-    return null;
+  async sessionCommand(command: SessionCommand): Promise<unknown> {
+    return command.op === 'eval' ? sessionValues.get(command.expression) ?? null : null;
   }
   async closeSession() {}
   async stop() {}
@@ -177,6 +185,67 @@ describe.skipIf(!run)('results a hub cannot take as sent', () => {
     ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'failed', error: `result refused by the hub: ${refused.reason}` }));
     expect(await waitJob(job.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result refused by the hub: .*assets/) });
     ws.close();
+  });
+
+  it("a session command's reply over the cap or the link's limit is answered at once as too large; the session and the link stay", async () => {
+    const log = pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' });
+    const agent = new WorkerAgent({ hubUrl: h.url, pool: { lanes: [new ScriptedLane(0, new Map())], singleChrome: false, kinds: ['sleep', 'session'], start: async () => {}, stop: async () => {} }, lanIp: nextLanIp(), hostname: 'session-sizes', dataDir: AGENT_DATA_DIR, heartbeatS: 0.2, diskMaxPct: 100, log, maxResultBytes: 1024 * 1024, backoff: { baseMs: 50, capMs: 200 } });
+    await agent.start();
+    await agent.linked;
+    const link = h.hub.localLinks.get(agent.workerId!);
+    const command = (id: string, expression: string) =>
+      // The guard: before, the hub waited PAPRIKA_FORWARD_TIMEOUT_S (60 s) for a reply it had refused.
+      fetch(`${h.url}/sessions/${id}/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op: 'eval', expression }), signal: AbortSignal.timeout(10_000) });
+    try {
+      const session = await post(`${h.url}/sessions`, {});
+      for (const [expression, size] of [['huge', /^result too large: 32\.0 MB is over PAPRIKA_MAX_RESULT_BYTES \(1\.0 MB\)/], ['big', /^result too large: 2\.0 MB is over PAPRIKA_MAX_RESULT_BYTES \(1\.0 MB\)/]] as const) {
+        const res = await command(session.session_id, expression);
+        expect(res.status).toBe(400);
+        expect((await res.json()).error).toMatch(size);
+      }
+      const ok = await command(session.session_id, 'small');
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ ok: true });
+      expect(h.hub.localLinks.get(agent.workerId!)).toBe(link);
+      await fetch(`${h.url}/sessions/${session.session_id}`, { method: 'DELETE' });
+    } finally {
+      await agent.stop(0);
+    }
+  });
+
+  it("a session reply over the link's limit from a worker that sent it anyway answers the client at once; a reply from another worker is ignored", async () => {
+    const holder = await rawLink(h.url, 'w-session-holder');
+    const other = await rawLink(h.url, 'w-session-other');
+    // Both raw workers open a session when asked; only the holder's replies should count.
+    for (const w of [holder, other]) {
+      w.ws.on('message', (m) => {
+        const msg = JSON.parse(String(m));
+        if (msg.type === 'session_open') w.ws.send(encode({ type: 'session_reply', request_id: msg.request_id, ok: true, result: { lane: msg.lane } }));
+      });
+    }
+    const session = await post(`${h.url}/sessions`, {});
+    const [mine, theirs] = session.worker_id === 'w-session-holder' ? [holder, other] : [other, holder];
+    const command = (expression: string) => fetch(`${h.url}/sessions/${session.session_id}/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op: 'eval', expression }), signal: AbortSignal.timeout(10_000) });
+    // The other worker answers the request first, with the id it should never have seen: ignored.
+    const asked = command('1');
+    const request = await waitFor('session_command', async () => mine.frames.find((f) => f.type === 'session_command'));
+    theirs.ws.send(encode({ type: 'session_reply', request_id: request.request_id, ok: true, result: { v: 'forged' } }));
+    // A barrier: the link's frames are handled in order, so once the hub refuses this job_started, it has handled the forged reply.
+    const bogus = randomUUID();
+    theirs.ws.send(encode({ type: 'job_started', job_id: bogus, assignment_id: bogus, lane: 0 }));
+    await waitFor('the forged reply handled', async () => theirs.frames.some((f) => f.type === 'error' && String(f.message).includes(bogus)));
+    mine.ws.send(encode({ type: 'session_reply', request_id: request.request_id, ok: true, result: { v: 'real' } }));
+    expect(await (await asked).json()).toEqual({ v: 'real' });
+    // A reply over the link's limit: refused, and the client answered at once, not after the forward timeout.
+    const huge = command('2');
+    const second = await waitFor('second session_command', async () => mine.frames.filter((f) => f.type === 'session_command')[1]);
+    mine.ws.send(encode({ type: 'session_reply', request_id: second.request_id, ok: true, result: 'z'.repeat(MAX_FRAME_BYTES + 1024) }));
+    const res = await huge;
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/^result too large: frame of \d+ bytes is over the link's limit/);
+    expect(mine.ws.readyState).toBe(mine.ws.OPEN);
+    holder.ws.close();
+    other.ws.close();
   });
 
   it('a result the database refuses is reported to the worker, which sends it at most 5 times and then drops it', async () => {

@@ -105,8 +105,9 @@ export class WorkerAgent {
   constructor(private readonly o: AgentOptions) {
     this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
-    this.outbox = new ResultOutbox({ maxResultBytes: o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent) });
-    this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.outbox.add(r));
+    const maxResultBytes = o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.outbox = new ResultOutbox({ maxResultBytes, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent) });
+    this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.outbox.add(r), maxResultBytes);
     this.thumbs = new Thumbnailer({
       lanes: o.pool.lanes,
       send: (t) => this.send({ type: 'thumb', ...t }),

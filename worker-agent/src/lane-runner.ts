@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { boundedError, type HubMessage, type LaneState, type WorkerMessageBody } from 'paprika/wire';
 import type { JobOutcome, Lane } from './lanes/lane.ts';
+import { capSessionReply } from './result-cap.ts';
 
 type Assign = Extract<HubMessage, { type: 'assign' }>;
 type SessionMsg = Extract<HubMessage, { type: 'session_open' | 'session_command' | 'session_close' }>;
@@ -24,6 +25,8 @@ export class LaneRunner {
     private readonly log: Logger,
     private readonly send: (msg: WorkerMessageBody) => void,
     private readonly result: (r: JobResult) => void,
+    /** PAPRIKA_MAX_RESULT_BYTES: a session command's reply over it is answered as an error instead. */
+    private readonly maxReplyBytes: number,
   ) {
     this.slots = lanes.map(() => ({}));
   }
@@ -88,7 +91,7 @@ export class LaneRunner {
   }
 
   async session(msg: SessionMsg): Promise<void> {
-    const reply = (ok: boolean, result?: unknown, error?: string) => this.send({ type: 'session_reply', request_id: msg.request_id, ok, result, error: error === undefined ? undefined : boundedError(error) });
+    const reply = (ok: boolean, result?: unknown, error?: string) => this.send(capSessionReply({ type: 'session_reply', request_id: msg.request_id, ok, result, error: error === undefined ? undefined : boundedError(error) }, this.maxReplyBytes));
     if (msg.type === 'session_open') {
       const lane = this.closing ? undefined : this.freeLane(msg.lane);
       if (lane === undefined) return reply(false, undefined, 'no free lane');

@@ -5,6 +5,7 @@
 import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, type WorkerMessageBody } from 'paprika/wire';
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
+type SessionReply = Extract<WorkerMessageBody, { type: 'session_reply' }>;
 
 /** Inline JSON past this goes to an asset: job rows and lists stay small. */
 export const INLINE_RESULT_MAX_BYTES = 256 * 1024;
@@ -43,4 +44,16 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
     status: 'failed',
     error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)})${what}`,
   };
+}
+
+/**
+ * A session command's reply as it may be sent: over the cap it becomes an error naming the size
+ * (the client's request answers at once). Sent as it was, a reply over the link's limit was
+ * refused by the hub, and the client waited PAPRIKA_FORWARD_TIMEOUT_S for nothing.
+ */
+export function capSessionReply(r: SessionReply, maxBytes: number): SessionReply {
+  if (!r.ok) return r;
+  const size = frameSize(r);
+  if (size <= maxBytes) return r;
+  return { type: 'session_reply', request_id: r.request_id, ok: false, error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)}); return less (a selector's text, not the page; no full_page screenshot)` };
 }

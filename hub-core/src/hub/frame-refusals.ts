@@ -9,6 +9,7 @@ import { encode, MAX_FRAME_BYTES } from '../wire/protocol.ts';
 
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([a-z_]{1,40})"/;
 const JOB_ID = /"job_id"\s*:\s*"([^"\\]{1,200})"/;
+const REQUEST_ID = /"request_id"\s*:\s*"([^"\\]{1,200})"/;
 
 export function frameBytes(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
@@ -34,12 +35,16 @@ export function unreadableResultReply(data: RawData, details: unknown): { text: 
   return { text: encode({ type: 'result_refused', job_id: jobId, code: 'invalid', reason }), jobId };
 }
 
-/** The reply to a frame over the limit: `result_refused` when it is a job's result, else an error. */
-export function oversizedFrameReply(data: RawData, bytes: number): { text: string; jobId?: string; type?: string } {
+/**
+ * The reply to a frame over the limit: `result_refused` when it is a job's result, else an error.
+ * A session command's reply names its `requestId`: the hub answers the waiting client at once.
+ */
+export function oversizedFrameReply(data: RawData, bytes: number): { text: string; jobId?: string; requestId?: string; reason: string; type?: string } {
   const start = head(data);
   const type = TYPE.exec(start)?.[1];
   const jobId = JOB_ID.exec(start)?.[1];
   const reason = `frame of ${bytes} bytes is over the link's limit of ${MAX_FRAME_BYTES} bytes`;
-  if (type === 'job_result' && jobId) return { text: encode({ type: 'result_refused', job_id: jobId, code: 'too_large', reason, max_bytes: MAX_FRAME_BYTES }), jobId, type };
-  return { text: encode({ type: 'error', message: reason, details: { code: 'frame_too_large', max_bytes: MAX_FRAME_BYTES, type: type ?? null } }), type };
+  if (type === 'job_result' && jobId) return { text: encode({ type: 'result_refused', job_id: jobId, code: 'too_large', reason, max_bytes: MAX_FRAME_BYTES }), jobId, reason, type };
+  const requestId = type === 'session_reply' ? REQUEST_ID.exec(start)?.[1] : undefined;
+  return { text: encode({ type: 'error', message: reason, details: { code: 'frame_too_large', max_bytes: MAX_FRAME_BYTES, type: type ?? null } }), requestId, reason, type };
 }

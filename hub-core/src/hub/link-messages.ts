@@ -41,7 +41,7 @@ export class LinkMessages {
       case 'job_rejected':
         return this.reports.rejected(link, msg);
       case 'session_reply':
-        this.d.sessions.onReply(msg.request_id, msg);
+        this.d.sessions.onReply(msg.request_id, msg, link);
         return;
       case 'session_closed':
         this.d.sessions.onClosed(link, msg.session_id, msg.reason);

@@ -5,7 +5,7 @@
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { MAX_FRAME_BYTES, parseWorkerMessage } from '../wire/protocol.ts';
+import { MAX_FRAME_BYTES, parseWorkerMessage, PROTOCOL_VERSION } from '../wire/protocol.ts';
 import { corkPerTurn, UNCORKED, type Corkable } from '../wire/turn-writes.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
@@ -131,6 +131,9 @@ export class LinkService {
         const reply = oversizedFrameReply(data, bytes);
         this.d.log.warn({ worker_id: workerId, bytes, type: reply.type, job_id: reply.jobId }, 'frame over the limit refused');
         socket.send(reply.text).catch(() => {});
+        // A session command's reply that never arrives would keep its client waiting PAPRIKA_FORWARD_TIMEOUT_S.
+        const requestId = reply.requestId;
+        if (requestId) queue = queue.then(() => (link ? this.messages.onMessage(link, { type: 'session_reply', v: PROTOCOL_VERSION, request_id: requestId, ok: false, error: `result too large: ${reply.reason}` }) : undefined));
         return;
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());

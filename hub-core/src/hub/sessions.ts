@@ -101,9 +101,14 @@ export class SessionService {
     return true;
   }
 
-  onReply(requestId: string, reply: { ok: boolean; result?: unknown; error?: string }): void {
+  /** A reply to a request; `from`, when a link sent it: only the link the request went to may answer it. */
+  onReply(requestId: string, reply: { ok: boolean; result?: unknown; error?: string }, from?: WorkerLink): void {
     const p = this.pending.get(requestId);
     if (!p) return;
+    if (from && p.link !== from) {
+      this.log.warn({ worker_id: from.worker_id, request_id: requestId }, 'a worker answered a session request sent to another; ignored');
+      return;
+    }
     this.pending.delete(requestId);
     p.cancelTimer();
     p.resolve(reply);
