@@ -56,9 +56,19 @@ describe.skipIf(!run)('result limits with a Chrome worker', () => {
 
   it('an eval returning 40 MB fails as too large; the link stays, the next job succeeds', async () => {
     const big = await done((await macro([{ op: 'eval', expression: "'x'.repeat(40 * 1024 * 1024)", name: 'big' }])).id);
-    expect(big).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large: .* over PAPRIKA_MAX_RESULT_BYTES \(4\.0 MB\); its largest part is result\.json/) });
+    expect(big).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large: .* over PAPRIKA_MAX_RESULT_BYTES \(4\.0 MB\); its largest part is the value big \(40\.0 MB\)/), result: { failed_step: 1 } });
     const next = await done((await macro([{ op: 'eval', expression: '1 + 1', name: 'two' }])).id);
     expect(next).toMatchObject({ status: 'succeeded', result: { values: { two: 2 } } });
+    expect(linkedLines()).toBe(1);
+  });
+
+  it('a macro whose values pass the cap only together stops at the step that passes it; the agent lives on', async () => {
+    // Each value alone is under the cap; a sum past V8's longest string (three of 190 MB) once
+    // crashed the agent when the result was serialised after the last step.
+    const steps = ['a', 'b', 'c'].map((name) => ({ op: 'eval', name, expression: `'${name}'.repeat(1.5 * 1024 * 1024)` }));
+    const job = await done((await macro(steps)).id);
+    expect(job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result too large: 4\.5 MB is over PAPRIKA_MAX_RESULT_BYTES \(4\.0 MB\); its largest part is the value [abc] \(1\.5 MB\)$/), result: { failed_step: 3 } });
+    expect((await done((await macro([{ op: 'eval', expression: '1', name: 'one' }])).id)).status).toBe('succeeded');
     expect(linkedLines()).toBe(1);
   });
 

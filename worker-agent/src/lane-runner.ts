@@ -25,8 +25,8 @@ export class LaneRunner {
     private readonly log: Logger,
     private readonly send: (msg: WorkerMessageBody) => void,
     private readonly result: (r: JobResult) => void,
-    /** PAPRIKA_MAX_RESULT_BYTES: a session command's reply over it is answered as an error instead. */
-    private readonly maxReplyBytes: number,
+    /** PAPRIKA_MAX_RESULT_BYTES: a macro's result fails at the step that passes it; a session command's reply over it is answered as an error. */
+    private readonly maxResultBytes: number,
   ) {
     this.slots = lanes.map(() => ({}));
   }
@@ -67,7 +67,7 @@ export class LaneRunner {
     this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane }, 'job started');
     this.send({ type: 'job_started', job_id: msg.job_id, assignment_id: msg.assignment_id, lane });
     const done = this.lanes[lane]
-      .runJob(msg, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal })
+      .runJob(msg, { jobId: msg.job_id, deadline: msg.deadline, signal: abort.signal, maxResultBytes: this.maxResultBytes })
       .catch((err: unknown): JobOutcome => ({ status: 'failed', error: `lane error: ${String(err)}` }))
       .then((outcome) => {
         clearTimeout(deadlineTimer);
@@ -91,7 +91,7 @@ export class LaneRunner {
   }
 
   async session(msg: SessionMsg): Promise<void> {
-    const reply = (ok: boolean, result?: unknown, error?: string) => this.send(capSessionReply({ type: 'session_reply', request_id: msg.request_id, ok, result, error: error === undefined ? undefined : boundedError(error) }, this.maxReplyBytes));
+    const reply = (ok: boolean, result?: unknown, error?: string) => this.send(capSessionReply({ type: 'session_reply', request_id: msg.request_id, ok, result, error: error === undefined ? undefined : boundedError(error) }, this.maxResultBytes));
     if (msg.type === 'session_open') {
       const lane = this.closing ? undefined : this.freeLane(msg.lane);
       if (lane === undefined) return reply(false, undefined, 'no free lane');

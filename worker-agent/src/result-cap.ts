@@ -17,8 +17,20 @@ export function frameSize(msg: WorkerMessageBody): number {
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
-/** The result as it may be sent: unchanged, its value moved to an asset, or `failed: result too large`. */
+/**
+ * The result as it may be sent: unchanged, its value moved to an asset, or `failed: result too
+ * large`. Never throws: a result too big to serialise at all (past V8's longest string, ~512 MB
+ * summed over a macro's values) once threw here, uncaught, and took the whole agent down.
+ */
 export function capResult(r: JobResult, maxBytes: number): JobResult {
+  try {
+    return capSerialisable(r, maxBytes);
+  } catch (err) {
+    return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: `result cannot be serialised (${err instanceof Error ? err.message : String(err)}): return less` };
+  }
+}
+
+function capSerialisable(r: JobResult, maxBytes: number): JobResult {
   if (r.error !== undefined && r.error.length > MAX_ERROR_CHARS) r = { ...r, error: boundedError(r.error) };
   let out = r;
   if (r.result !== undefined && r.result !== null) {
@@ -36,14 +48,13 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
   if (size <= maxBytes) return out;
   const parts = (out.assets ?? []).map((a) => ({ name: a.name, bytes: Math.floor((a.data_base64.length * 3) / 4) }));
   const largest = parts.sort((a, b) => b.bytes - a.bytes)[0];
+  return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: tooLarge(size, maxBytes, largest) };
+}
+
+/** `result too large: …` naming the size, the cap and the largest part (with advice for a screenshot). */
+export function tooLarge(size: number, maxBytes: number, largest?: { name: string; bytes: number }): string {
   const what = largest ? `; its largest part is ${largest.name} (${mb(largest.bytes)})${largest.name.endsWith('.png') ? ': take a smaller screenshot (no full_page, or a smaller viewport)' : ''}` : '';
-  return {
-    type: 'job_result',
-    job_id: r.job_id,
-    assignment_id: r.assignment_id,
-    status: 'failed',
-    error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)})${what}`,
-  };
+  return `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)})${what}`;
 }
 
 /**
@@ -53,7 +64,12 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
  */
 export function capSessionReply(r: SessionReply, maxBytes: number): SessionReply {
   if (!r.ok) return r;
-  const size = frameSize(r);
+  let size: number;
+  try {
+    size = frameSize(r);
+  } catch (err) {
+    return { type: 'session_reply', request_id: r.request_id, ok: false, error: `result cannot be serialised (${err instanceof Error ? err.message : String(err)}): return less` };
+  }
   if (size <= maxBytes) return r;
   return { type: 'session_reply', request_id: r.request_id, ok: false, error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)}); return less (a selector's text, not the page; no full_page screenshot)` };
 }

@@ -16,7 +16,13 @@ const httpUrl = z
 
 const timeoutS = z.number().positive().max(86_400).optional();
 const selector = z.string().min(1).max(2000);
-const valueName = z.string().min(1).max(100).regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only');
+const valueName = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+  // As a key of the result's `values` it would set the object's prototype, and the value would be lost.
+  .refine((n) => n !== '__proto__', 'the name __proto__ is reserved');
 
 export const FetchSpec = z.strictObject({
   url: httpUrl,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encode, parseHubMessage, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
+import { JobRequest } from '../../../hub-core/src/wire/job-spec.ts';
 
 describe('worker link protocol', () => {
   it('round-trips a heartbeat with v: 1 stamped on', () => {
@@ -28,6 +29,13 @@ describe('worker link protocol', () => {
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'not_stored' })).ok).toBe(true);
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'invalid' })).ok).toBe(true);
     expect(parseHubMessage(JSON.stringify({ ...head, code: 'whatever' })).ok).toBe(false);
+  });
+
+  it('refuses a macro value named __proto__ (as a key of `values` it would set the prototype and be lost)', () => {
+    const step = (name: string) => ({ kind: 'macro', spec: { steps: [{ op: 'eval', expression: '1', name }] } });
+    expect(JobRequest.safeParse(step('__proto__')).success).toBe(false);
+    expect(JobRequest.safeParse(step('proto')).success).toBe(true);
+    expect(JobRequest.safeParse({ kind: 'macro', spec: { steps: [{ op: 'extract', selector: 'p', name: '__proto__' }] } }).success).toBe(false);
   });
 
   it('accepts Buffers as the ws library delivers them', () => {

@@ -2,7 +2,7 @@
 // asset result.json, and a result still over the cap becomes `failed: result too large`
 // naming its largest part.
 import { describe, expect, it } from 'vitest';
-import { capResult, frameSize, INLINE_RESULT_MAX_BYTES } from '../../../worker-agent/src/result-cap.ts';
+import { capResult, capSessionReply, frameSize, INLINE_RESULT_MAX_BYTES } from '../../../worker-agent/src/result-cap.ts';
 import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, parseWorkerMessage } from '../../../hub-core/src/wire/protocol.ts';
 import { MAX_MACRO_STEPS } from '../../../hub-core/src/wire/job-spec.ts';
 
@@ -34,6 +34,12 @@ describe('capResult', () => {
     const out = capResult(more, 8 * 1024 * 1024);
     expect(out).toEqual({ ...base, status: 'failed', error: `result has ${MAX_ASSETS + 1} assets, over the limit of ${MAX_ASSETS}` });
     expect(parseWorkerMessage(encode(out)).ok).toBe(true);
+  });
+
+  it('never throws: a result that cannot be serialised becomes a failure naming why (one once crashed the agent)', () => {
+    const out = capResult({ ...base, result: { n: 1n } }, 8 * 1024 * 1024);
+    expect(out).toEqual({ ...base, status: 'failed', error: expect.stringMatching(/^result cannot be serialised \(.*BigInt.*\): return less$/) });
+    expect(capSessionReply({ type: 'session_reply', request_id: 'r', ok: true, result: { n: 1n } }, 1024)).toEqual({ type: 'session_reply', request_id: 'r', ok: false, error: expect.stringMatching(/^result cannot be serialised/) });
   });
 
   it('fails a result over the cap, naming the screenshot, with no value or assets', () => {

@@ -45,7 +45,7 @@ export class ChromeLane extends ChromeLaneCore implements Lane, ViewableLane {
       const out = await this.guarded(ctx.signal, async (chrome, watchPage) => {
         if (job.kind === 'sleep') return runSleep(job.spec, ctx.signal, this.index);
         const work = await this.workOn(chrome, watchPage, (w) => (this.jobWork = w));
-        const pageWork = { ...this.pageWork(work.page, ctx.deadline), onStep: (n: number) => (step = n) };
+        const pageWork = { ...this.pageWork(work.page, ctx.deadline), onStep: (n: number) => (step = n), maxResultBytes: ctx.maxResultBytes };
         return job.kind === 'fetch' ? runFetch(pageWork, job.spec) : runMacro(pageWork, job.spec);
       });
       return { status: 'succeeded', result: out.result, ...(out.assets.length ? { assets: out.assets } : {}) };

@@ -10,6 +10,8 @@ export interface JobContext {
   readonly deadline: number;
   /** Aborted on cancel, on deadline and on agent shutdown. */
   readonly signal: AbortSignal;
+  /** PAPRIKA_MAX_RESULT_BYTES: a macro whose values and screenshots pass it fails at that step. */
+  readonly maxResultBytes?: number;
 }
 
 export interface JobOutcome {

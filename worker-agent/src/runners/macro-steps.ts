@@ -7,6 +7,8 @@ export interface StepOutput {
   /** Present for ops that produce a value (extract, eval): stored under `name`. */
   name?: string;
   value?: unknown;
+  /** The value's length as JSON (what it adds to the result). */
+  chars?: number;
   asset?: Asset;
   /** goto only: what the navigation answered. */
   navigation?: { status_code: number | null; final_url: string };
@@ -36,14 +38,14 @@ export async function runStep(work: PageWork, step: MacroStep, stepNumber: numbe
       await page.waitForSelector(step.selector, { timeout: Math.min(step.timeout_ms ?? timeout, timeout) });
       return {};
     case 'extract':
-      return { name: step.name, value: await extractValue(page, step) };
+      return { name: step.name, ...jsonValue(await extractValue(page, step)) };
     case 'screenshot': {
       const bytes = await page.screenshot({ type: 'png', fullPage: step.full_page ?? false });
       return { asset: pngAsset(`${step.name ?? `screenshot-${stepNumber}`}.png`, bytes) };
     }
     case 'eval': {
       const value: unknown = await page.evaluate(step.expression);
-      return { name: step.name, value: jsonValue(value) };
+      return { name: step.name, ...jsonValue(value) };
     }
   }
 }
@@ -67,13 +69,15 @@ async function extractValue(page: PageWork['page'], step: ExtractStep): Promise<
 }
 
 /** Results travel as JSON: undefined becomes null, functions and cycles are refused clearly. */
-function jsonValue(value: unknown): unknown {
-  if (value === undefined) return null;
+function jsonValue(value: unknown): { value: unknown; chars: number } {
+  if (value === undefined) return { value: null, chars: 4 };
+  let json: string;
   try {
-    return JSON.parse(JSON.stringify(value)) as unknown;
+    json = JSON.stringify(value);
   } catch (err) {
     throw new Error(`the expression's value is not JSON-serialisable: ${(err as Error).message}`);
   }
+  return { value: JSON.parse(json) as unknown, chars: json.length };
 }
 
 /** A macro step that failed: its number travels as the job's `failed_step`. */

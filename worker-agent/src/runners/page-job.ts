@@ -11,6 +11,8 @@ export interface PageWork {
   readonly goto?: (url: string, options: GoToOptions) => Promise<HTTPResponse | null>;
   /** Told the (1-based) number of each macro step as it starts: a failure names it. */
   readonly onStep?: (step: number) => void;
+  /** PAPRIKA_MAX_RESULT_BYTES: a macro stops at the step whose values and screenshots pass it. */
+  readonly maxResultBytes?: number;
 }
 
 export function gotoPage(work: PageWork, url: string, options: GoToOptions): Promise<HTTPResponse | null> {
