@@ -73,6 +73,8 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('GET /cdp: Puppeteer an
       await expect(browser.createBrowserContext({ proxyServer: 'direct://' })).rejects.toThrow(/proxyServer is refused/);
       const cdp = await page.createCDPSession();
       await expect(cdp.send('DOM.setFileInputFiles', { files: ['/etc/hostname'], backendNodeId: 1 })).rejects.toThrow(/DOM\.setFileInputFiles is refused/);
+      // Remote target discovery would have the browser itself poll any host and port, past the proxy.
+      await expect(cdp.send('Target.setRemoteLocations', { locations: [{ host: '127.0.0.1', port: 9 }] })).rejects.toThrow(/Target\.setRemoteLocations is refused/);
       // The session still works after the refusals.
       await page.goto(`${siteUrl}/`);
       expect(await page.title()).toBe('Paprika CDP page');

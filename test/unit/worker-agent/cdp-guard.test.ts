@@ -51,7 +51,7 @@ describe('guardCdpCommand', () => {
     expect(refusal(`{"id":2,"method":"X.y","params":{"a":${nested('http://ok/')}}}`)).toMatchObject({ id: 2, error: { message: 'the command is nested too deeply' } });
   });
 
-  it.each([['DOM.setFileInputFiles'], ['Page.handleFileChooser'], ['Target.sendMessageToTarget'], ['Target.exposeDevToolsProtocol'], ['Extensions.loadUnpacked'], ['PWA.launchFilesInApp']])('refuses %s whatever its params', (method) => {
+  it.each([['DOM.setFileInputFiles'], ['Page.handleFileChooser'], ['Target.sendMessageToTarget'], ['Target.exposeDevToolsProtocol'], ['Extensions.loadUnpacked'], ['PWA.launchFilesInApp'], ['Target.setRemoteLocations'], ['Tethering.bind'], ['Cast.enable']])('refuses %s whatever its params', (method) => {
     expect(refusal({ id: 9, method, params: {} }).error.message).toMatch(new RegExp(`^${method.replace('.', '\\.')} is refused`));
   });
 

@@ -16,12 +16,17 @@ const REFUSED_METHODS: Record<string, string> = {
   'Target.sendMessageToTarget': 'unflattened target messages are not checked; use flattened sessions (Puppeteer and Playwright do)',
   'Target.exposeDevToolsProtocol': "it would give page script the browser's protocol, past this check",
   'Target.openDevTools': 'DevTools windows are not served',
+  // The browser would poll /json/list on any host and port it is given, itself, past the lane's egress proxy.
+  'Target.setRemoteLocations': "the browser would connect to those hosts itself, past the lane's egress proxy",
 };
 
 /** Whole domains no client gets. */
 const REFUSED_DOMAINS: Record<string, string> = {
   Extensions: 'extensions would load code from paths on the worker host',
   PWA: 'web-app installs and file launches reach the worker host',
+  // Both open connections from the browser process (port forwarding; sink discovery), past the lane's egress proxy.
+  Tethering: "it would open ports on the worker host, past the lane's egress proxy",
+  Cast: "sink discovery reaches the worker's network, past the lane's egress proxy",
 };
 
 /** Browser-context options that would move its traffic off the lane's egress proxy. */
