@@ -27,7 +27,7 @@ export class LinkMessages {
         const before = diskOk();
         link.report(msg);
         this.d.recycles.report(link.worker_id, msg.lane_recycles);
-        this.d.publisher.mark(link);
+        this.d.publisher.mark(link, true);
         this.d.events.workersChanged();
         // Its first disk figure (or one back under the limit) makes its free lanes pickable:
         // wake inline POSTs waiting for a lane, and redrive.

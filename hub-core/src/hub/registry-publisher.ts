@@ -8,6 +8,7 @@ import type { WorkerLink } from './worker-link.ts';
 
 export class RegistryPublisher {
   private readonly dirty = new Map<string, WorkerLink>();
+  private heard = new Set<string>();
   private cancelTimer: (() => void) | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -19,9 +20,11 @@ export class RegistryPublisher {
     private readonly tickMs = 25,
   ) {}
 
-  mark(link: WorkerLink): void {
+  /** `heard`: a heartbeat was just received on this link (the worker is linked here now). */
+  mark(link: WorkerLink, heard = false): void {
     if (this.stopped) return;
     this.dirty.set(link.worker_id, link);
+    if (heard) this.heard.add(link.worker_id);
     this.cancelTimer ??= this.clock.setTimer(this.tickMs, () => void this.flush());
   }
 
@@ -30,10 +33,12 @@ export class RegistryPublisher {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     const batch = [...this.dirty.values()].map((l) => l.snapshot());
+    const heard = this.heard;
     this.dirty.clear();
+    this.heard = new Set();
     if (batch.length === 0) return this.flushing;
     this.flushing = this.flushing.then(() =>
-      this.registry.publishWorkers(batch).catch((err: unknown) => {
+      this.registry.publishWorkers(batch, heard).catch((err: unknown) => {
         this.log.warn({ err: String(err), workers: batch.length }, 'registry publish failed; next heartbeat retries');
       }),
     );

@@ -52,7 +52,12 @@ export interface Registry {
   /** Undo a claim that never linked (its enrollment expired): only if it is still this IP's. */
   releaseWorkerIdIfUnlinked(workerId: string, lanIp: string): Promise<boolean>;
   /** Write workers' hashes and refresh their `:online` TTLs, in one round trip (coalesced heartbeats). */
-  publishWorkers(ws: WorkerSnapshot[]): Promise<void>;
+  /**
+   * `heard`: workers whose row comes from a heartbeat this hub just received on their link. The
+   * hub is their owner now, so their owner key is written whatever it held (a Redis restored
+   * from an older snapshot names the hub they were on then); the others' only where missing.
+   */
+  publishWorkers(ws: WorkerSnapshot[], heard?: ReadonlySet<string>): Promise<void>;
   setOwner(workerId: string, hubId: string): Promise<void>;
   /** Remove a worker from the fleet (its hash, online and owner keys, its index entry); false if it was not there. */
   forgetWorker(workerId: string): Promise<boolean>;

@@ -168,7 +168,7 @@ export class RedisRegistry implements Registry {
     });
   }
 
-  publishWorkers(ws: WorkerSnapshot[]): Promise<void> {
+  publishWorkers(ws: WorkerSnapshot[], heard: ReadonlySet<string> = new Set()): Promise<void> {
     return unavailableOnError(async () => {
       if (ws.length === 0) return;
       const p = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { markWorkersChanged(...args: string[]): unknown };
@@ -182,12 +182,16 @@ export class RedisRegistry implements Registry {
         p.pexpire(this.k.owner(w.worker_id), forgetMs);
         if (w.left_at_ms == null) {
           p.set(this.k.online(w.worker_id), w.hub_id, 'PX', ttlMs);
-          // The owner key with every flush too, where it is missing: a Redis that restarted empty
-          // is whole again within one heartbeat, so cancels and status changes sent through other
-          // hubs reach the worker. Only where missing (NX): when the worker's new link is on
-          // another hub, that hub's key stands (only a hello moves ownership, setOwner), and this
-          // hub's flush before its stale link closes does not take it back.
-          p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs, 'NX');
+          // The owner key with every flush too: a Redis that restarted empty, or was restored
+          // from an older snapshot, is whole again within one heartbeat, so cancels and status
+          // changes sent through other hubs reach the worker. Written over whatever it held only
+          // on a heartbeat just heard on this link (the worker is linked here now); otherwise only
+          // where missing (NX), so a flush of a stale link (the worker's new link is on another
+          // hub) does not take ownership back. A heartbeat that waited in a stale link's queue
+          // may still; that link's close then releases the key (releaseOwnerIfMine) and the live
+          // link's next heartbeat writes it again.
+          if (heard.has(w.worker_id)) p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs);
+          else p.set(this.k.owner(w.worker_id), w.hub_id, 'PX', forgetMs, 'NX');
         } else p.del(this.k.online(w.worker_id));
         p.sadd(this.k.workersIndex, w.worker_id);
       }
