@@ -8,6 +8,8 @@ import { capturedLog, startSimAgent, type SimAgent } from '../harness/agents.ts'
 import { startBlackholeProxy, type BlackholeProxy } from '../harness/blackhole-proxy.ts';
 import { realBackends, startTestHub, type TestHub } from '../harness/hub.ts';
 import { requireServices } from '../harness/services.ts';
+import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
+import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { waitFor } from '../harness/wait.ts';
 
 describe('a silent worker link', () => {
@@ -86,6 +88,52 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('a worker that re-linke
       await proxy.close();
       await a.stop();
       await b.stop();
+      await backends.drop();
+    }
+  });
+});
+
+describe.skipIf(!requireServices(['postgres']))('a link whose frames wait behind a stalled database', () => {
+  it('is not dropped as silent: a frame counts as a sign of life when it arrives, not when its turn comes', async () => {
+    // A Postgres that stops answering (frozen, failing over): a result's write waits, the
+    // worker resends it, and the resend waits in the link's queue for the database, with the
+    // heartbeats behind it. Counted only once handled, they made every link look silent after
+    // PAPRIKA_WORKER_TTL_S and the hub dropped the whole fleet.
+    const backends = await realBackends();
+    const real = await openJobStore({ databaseUrl: backends.env.DATABASE_URL });
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    let blockedAt = 0;
+    const slow = new Set(['getJob', 'finishJob', 'finishJobs']);
+    const store = new Proxy(real, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (typeof v !== 'function') return v;
+        if (!slow.has(String(prop))) return v.bind(target);
+        return async (...args: unknown[]) => {
+          if (prop === 'getJob' && blockedAt === 0) blockedAt = Date.now();
+          await stalled;
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as JobStore;
+    const h = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2', PAPRIKA_WORKER_TTL_S: '1', PAPRIKA_HUB_HEARTBEAT_S: '0.2' }, { store });
+    const a = await startSimAgent(h.url, 1, { heartbeatS: 0.2 });
+    try {
+      const link = h.hub.localLinks.get(a.workerId)!;
+      const job = await (await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 0 } }) })).json();
+      // The result's write waits; its resend reaches the queue and waits there.
+      await waitFor('a resent result waits in the queue for the database', async () => blockedAt > 0);
+      await waitFor('heartbeats heard for two TTLs while the queue waits', async () => link.last_seen_ms > blockedAt + 2000, 10_000);
+      expect(link.open).toBe(true);
+      expect(h.hub.localLinks.get(a.workerId)).toBe(link);
+      release();
+      await waitFor('the job succeeded', async () => (await real.getJob(job.id))?.status === 'succeeded');
+    } finally {
+      release();
+      await a.kill();
+      await h.stop();
+      await real.close();
       await backends.drop();
     }
   });

@@ -125,6 +125,8 @@ export class LinkService {
 
     ws.on('message', (data, isBinary) => {
       if (refused) return;
+      // Alive as of now, even if this frame waits behind a database write (a stalled Postgres must not make the fleet look silent).
+      link?.heard(this.d.clock.now());
       const bytes = frameBytes(data);
       if (bytes > MAX_FRAME_BYTES) {
         if (!helloSeen) return badFrame(`a frame of ${bytes} bytes`);

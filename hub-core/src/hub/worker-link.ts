@@ -157,7 +157,15 @@ export class WorkerLink implements SchedulableWorker {
     return this._left_at_ms === null && now - this._last_seen_ms <= ttlMs;
   }
 
-  /** A frame arrived: the worker is alive. */
+  /**
+   * A frame arrived on the socket (before its turn in the link's queue, which may wait for the
+   * database): the worker is alive. Only the time: what the frame says is applied in its turn.
+   */
+  heard(now: number): void {
+    this._last_seen_ms = Math.max(this._last_seen_ms, now);
+  }
+
+  /** A frame was handled: the worker is alive. */
   seen(now: number): void {
     this._last_seen_ms = now;
     this.changed();
