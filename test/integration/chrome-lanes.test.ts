@@ -1,5 +1,6 @@
 // Chrome lanes on the real Debian Chromium: fetch, macro, crash and hang recovery, deadlines,
 // parallel lanes; with a Chrome per lane (the default) and with both lanes sharing one.
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -100,6 +101,34 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(out.error).toBeUndefined();
     expect(out.result).toEqual({ values: { typed: 'Ada Lovelace', heading: 'Hello lanes', kind: 'internal', inputs: { n: 1 } }, steps: 7 });
     expect(out.assets?.map((a) => a.name)).toEqual(['screenshot-7.png']);
+  });
+
+  it("a page's WebRTC sends no UDP around the lane's proxy: no STUN packet arrives, no candidate is gathered", async () => {
+    // Chrome ignored the flag the lanes had (--force-webrtc-ip-handling-policy): a job's page
+    // sent STUN straight to any address, and read the answer back, past every egress rule.
+    const udp = dgram.createSocket('udp4');
+    let packets = 0;
+    udp.on('message', () => packets++);
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+    try {
+      const stun = `stun:127.0.0.1:${udp.address().port}`;
+      const gather = `(async () => {
+        const pc = new RTCPeerConnection({ iceServers: [{ urls: '${stun}' }] });
+        pc.createDataChannel('x');
+        const found = [];
+        pc.onicecandidate = (e) => e.candidate && found.push(e.candidate.candidate);
+        await pc.setLocalDescription(await pc.createOffer());
+        // Gathering ends at once without UDP; with it, an unanswered STUN server holds it ~40 s (the bound is for that failure).
+        await Promise.race([new Promise((r) => (pc.onicegatheringstatechange = () => pc.iceGatheringState === 'complete' && r())), new Promise((r) => setTimeout(r, 5000))]);
+        return found;
+      })()`;
+      const out = await pool.lanes[0].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'eval', expression: gather, name: 'candidates' }] } }, ctx());
+      expect(out.error).toBeUndefined();
+      expect(out.result).toMatchObject({ values: { candidates: [] } });
+      expect(packets).toBe(0);
+    } finally {
+      udp.close();
+    }
   });
 
   it('an idle lane\'s Chrome runs a renderer only for its pages: no spare renderer, no browser UI no one sees', async () => {

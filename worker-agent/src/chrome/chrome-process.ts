@@ -4,8 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
-/** The seed's lane flags; dev-shm because containers give /dev/shm 64 MB and tabs crash on it. */
-export const CHROME_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'] as const;
+/**
+ * WebRTC may not send UDP around the egress proxy (which carries TCP only): no STUN, no UDP
+ * candidates; TURN over TCP goes through the proxy and its rules. This Chrome reads the switch
+ * `--webrtc-ip-handling-policy`; the `--force-` spelling the lanes had before is ignored, and
+ * a job's page sent STUN to any address and read the answer, past every egress rule. On every
+ * browser, shared ones too (their proxy is set per context, so they get no proxy flags).
+ */
+const WEBRTC_PROXIED_ONLY = '--webrtc-ip-handling-policy=disable_non_proxied_udp';
+
+/** The seed's lane flags (dev-shm because containers give /dev/shm 64 MB and tabs crash on it), and WebRTC kept to the proxy. */
+export const CHROME_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage', WEBRTC_PROXIED_ONLY] as const;
 
 /**
  * Browser UI that a headless Chrome still builds for every new window and never shows: since
@@ -55,10 +64,10 @@ export interface RunningChrome {
 
 /**
  * Every request through the lane's egress proxy, loopback included (Chrome bypasses proxies for
- * loopback unless told `<-loopback>`); WebRTC may not send UDP around it.
+ * loopback unless told `<-loopback>`); WebRTC's UDP is off in CHROME_ARGS.
  */
 export function proxyArgs(proxyPort: number): string[] {
-  return [`--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+  return [`--proxy-server=http://127.0.0.1:${proxyPort}`, '--proxy-bypass-list=<-loopback>'];
 }
 
 export async function launchChrome(executablePath: string, o: { launchTimeoutMs?: number; proxyPort?: number } = {}): Promise<RunningChrome> {
