@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import type { JobRequest, MacroStep, SessionCommand } from '../wire/job-spec.ts';
 import type { UrlPolicyLists } from '../wire/protocol.ts';
-import { checkUrl, ownAddressRules, parsePolicy, type UrlPolicy } from '../wire/url-policy.ts';
+import { checkUrl, hostAddresses, ownAddressRules, parsePolicy, type UrlPolicy } from '../wire/url-policy.ts';
 import { PaprikaError } from '../wire/errors.ts';
 
 export class UrlGuard {
@@ -22,7 +22,7 @@ export class UrlGuard {
     if (this.cached?.port === port) return this.cached;
     const hub = new URL(this.config.hubUrl);
     const hubPort = hub.port === '' ? (hub.protocol === 'https:' ? 443 : 80) : Number(hub.port);
-    const own = ownAddressRules(this.config.bind, port);
+    const own = ownAddressRules(this.config.bind, port, hostAddresses());
     // PAPRIKA_HUB_URL as peers reach it (port 0 in tests until the real one is known).
     if (hubPort > 0) own.push(`${hub.hostname}:${hubPort}`);
     const lists: UrlPolicyLists = { deny: [...new Set([...this.config.urlDeny, ...own])], allow: this.config.urlAllow ? [...this.config.urlAllow] : null };

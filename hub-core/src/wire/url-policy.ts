@@ -3,6 +3,7 @@
 // port, for a proxy's CONNECT) against it, with the addresses its name resolved to if known.
 // Hosts are checked in the WHATWG-normalised form (`new URL`), so `http://2852039166/`,
 // `http://0xA9FEA9FE/` and `http://0251.0376.0251.0376/` are all 169.254.169.254.
+import os from 'node:os';
 import type { UrlPolicyLists } from './protocol.ts';
 
 /** Always denied: link-local (cloud metadata lives there), the AWS IPv6 and Alibaba metadata, "this host" (0.0.0.0 reaches loopback on Linux). */
@@ -235,11 +236,24 @@ export function needsResolution(host: string): boolean {
   return addressesOf(h).length === 0 && !isLocalhostName(h);
 }
 
-/** `host:port` rules for a listening address: a wildcard bind means every loopback form too. */
-export function ownAddressRules(host: string, port: number): string[] {
+/**
+ * `host:port` rules for a listening address: always every loopback form; a wildcard bind
+ * listens on every address of the host too (`interfaces`, hostAddresses()), so a job could reach
+ * it at the host's LAN or global address; a bound address, that address.
+ */
+export function ownAddressRules(host: string, port: number, interfaces: readonly string[] = []): string[] {
   const h = host.replace(/^\[|\]$/g, '');
   const wildcard = h === '0.0.0.0' || h === '::' || h === '';
+  const rule = (a: string) => (a.includes(':') ? `[${a}]:${port}` : `${a}:${port}`);
   const rules = [`127.0.0.0/8:${port}`, `[::1]:${port}`, `localhost:${port}`];
-  if (!wildcard) rules.push(h.includes(':') ? `[${h}]:${port}` : `${h}:${port}`);
+  if (!wildcard) rules.push(rule(h));
+  else rules.push(...interfaces.map(rule));
   return rules;
+}
+
+/** Every address of this host's interfaces (what a wildcard bind listens on), link-local scope ids left out. */
+export function hostAddresses(): string[] {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((i) => (i ? [i.address.replace(/%.*$/, '')] : []));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkTarget, checkUrl, needsResolution, ownAddressRules, parsePolicy, parseRules, UrlRuleError } from '../../../hub-core/src/wire/url-policy.ts';
+import { checkTarget, checkUrl, hostAddresses, needsResolution, ownAddressRules, parsePolicy, parseRules, UrlRuleError } from '../../../hub-core/src/wire/url-policy.ts';
 
 const builtin = parsePolicy({ deny: [] });
 const withHub = parsePolicy({ deny: ownAddressRules('0.0.0.0', 8080) });
@@ -156,4 +156,23 @@ describe('needsResolution', () => {
     ['localhost', false],
     ['x.localhost.', false],
   ])('%s → %s', (host, yes) => expect(needsResolution(host)).toBe(yes));
+});
+
+describe('ownAddressRules', () => {
+  it("a wildcard bind denies the port on every address of the host (a job could reach the hub at the host's LAN or global address), a bound address only that one", () => {
+    const host = ['192.0.2.2', 'fd00::2', 'fe80::fc:ff:fe00:1'];
+    const wildcard = parsePolicy({ deny: ownAddressRules('0.0.0.0', 8080, host) });
+    for (const url of ['http://192.0.2.2:8080/jobs', 'http://[fd00::2]:8080/jobs', 'http://[fe80::fc:ff:fe00:1]:8080/', 'http://127.0.0.1:8080/', 'http://localhost:8080/']) expect(checkUrl(wildcard, url).allowed, url).toBe(false);
+    expect(checkUrl(wildcard, 'http://192.0.2.2:8081/').allowed).toBe(true);
+    expect(checkUrl(parsePolicy({ deny: ownAddressRules('::', 8080, host) }), 'http://192.0.2.2:8080/').allowed).toBe(false);
+    const bound = parsePolicy({ deny: ownAddressRules('192.0.2.2', 8080, host) });
+    expect(checkUrl(bound, 'http://192.0.2.2:8080/').allowed).toBe(false);
+    expect(checkUrl(bound, 'http://[fd00::2]:8080/').allowed).toBe(true);
+  });
+
+  it('hostAddresses lists this host\'s interface addresses, loopback included, without scope ids', () => {
+    const all = hostAddresses();
+    expect(all).toContain('127.0.0.1');
+    expect(all.every((a) => !a.includes('%'))).toBe(true);
+  });
 });

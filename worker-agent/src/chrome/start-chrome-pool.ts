@@ -1,7 +1,7 @@
 // Everything a real worker needs for its Chrome pool, in start order: find Chrome, start the
 // live-view server (its port goes into every lane's view URL), build the pool (chrome-lane.ts).
 import fs from 'node:fs';
-import { ownAddressRules } from 'paprika/wire';
+import { hostAddresses, ownAddressRules } from 'paprika/wire';
 import { EgressGuard } from '../egress/egress-guard.ts';
 import type { LanePool } from '../lanes/lane.ts';
 import { startLiveView } from '../live-view/live-view-server.ts';
@@ -43,7 +43,7 @@ function ownRules(o: StartChromePoolOptions, view: { baseUrl: string } | undefin
   }
   if (view) {
     const port = Number(new URL(view.baseUrl).port);
-    rules.push(...ownAddressRules('0.0.0.0', port), `${o.lanIp}:${port}`);
+    rules.push(...ownAddressRules('0.0.0.0', port, hostAddresses()), `${o.lanIp}:${port}`);
   }
   return rules;
 }
