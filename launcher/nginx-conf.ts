@@ -41,9 +41,12 @@ export function nginxConf(f: NginxFlags, opts: { standalone?: boolean; pidFile?:
 
 # Rule 1: a worker's link always lands on the same hub (consistent hash on the worker id), so
 # its owner key and its jobs stay put; when that hub is down, the link moves to the next one.
+# A hub that is up but frozen (nothing answers, yet its kernel accepts connections) never
+# counts as down here: a worker whose link attempts there fail sends ?hop=N from its second
+# attempt on, which moves it to another hub (its CDP tunnels carry the same hop).
 # A worker's CDP tunnels (/workers/{id}/cdp/{cdp_id}) follow its link to the hub that asked for them.
 upstream paprika_links {
-    hash $paprika_worker_id consistent;
+    hash $paprika_worker_id$arg_hop consistent;
 ${servers('')}
 }
 

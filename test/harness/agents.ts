@@ -42,7 +42,7 @@ export function capturedLog(): { log: Logger; lines: Array<Record<string, unknow
   return { log, lines };
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool; linkSilenceMs?: number } = {}): Promise<SimAgent> {
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool; linkSilenceMs?: number; handshakeTimeoutMs?: number } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
@@ -56,6 +56,7 @@ export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeat
     log: opts.log ?? pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' }),
     backoff: { baseMs: 50, capMs: 500 },
     linkSilenceMs: opts.linkSilenceMs,
+    handshakeTimeoutMs: opts.handshakeTimeoutMs,
   });
   await agent.start();
   await agent.linked;

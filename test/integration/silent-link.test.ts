@@ -11,6 +11,7 @@ import { requireServices } from '../harness/services.ts';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { waitFor } from '../harness/wait.ts';
+import { NGINX_BIN, startNginx } from '../harness/nginx.ts';
 
 describe('a silent worker link', () => {
   let hub: TestHub | undefined;
@@ -134,6 +135,38 @@ describe.skipIf(!requireServices(['postgres']))('a link whose frames wait behind
       await a.kill();
       await h.stop();
       await real.close();
+      await backends.drop();
+    }
+  });
+});
+
+describe.skipIf(!NGINX_BIN || !requireServices(['postgres', 'redis']))('a frozen hub behind the generated nginx config', () => {
+  it("a worker whose hub froze (its kernel still accepts) re-links to another hub: its later attempts carry a hop that nginx's hash moves", async () => {
+    // nginx counts a frozen hub as up (connections succeed), and its hash on the worker id sent
+    // every re-link back to it: the worker stayed off the fleet for as long as the freeze lasted.
+    const backends = await realBackends();
+    const a = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2' });
+    const b = await startTestHub({ ...backends.env, PAPRIKA_HEARTBEAT_S: '0.2' });
+    const proxyA = await startBlackholeProxy(a.url);
+    const nginx = await startNginx([new URL(proxyA.url).host, new URL(b.url).host]);
+    const agents: SimAgent[] = [];
+    try {
+      // A worker whose link the hash puts on A (about one in two; bounded).
+      let onA: SimAgent | undefined;
+      for (let i = 0; i < 16 && !onA; i++) {
+        const s = await startSimAgent(nginx.url, 1, { heartbeatS: 0.2, linkSilenceMs: 1000, handshakeTimeoutMs: 1000 });
+        agents.push(s);
+        if (a.hub.localLinks.get(s.workerId)?.open) onA = s;
+      }
+      expect(onA).toBeDefined();
+      proxyA.freeze();
+      await waitFor('linked on B', async () => b.hub.localLinks.get(onA!.workerId)?.open === true, 30_000);
+    } finally {
+      await Promise.all(agents.map((s) => s.kill()));
+      await nginx.stop();
+      await proxyA.close();
+      await a.stop();
+      await b.stop();
       await backends.drop();
     }
   });

@@ -57,7 +57,9 @@ export interface AgentOptions {
   /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large` (default 8 MB). */
   maxResultBytes?: number;
   /** How long the hub may leave a ping unanswered before the link counts as dead (default: 3 heartbeat periods, at least 5 s). */
-  linkSilenceMs?: number;
+linkSilenceMs?: number;
+  /** How long a link's WebSocket handshake may take (default 10 s; tests shorten it). */
+  handshakeTimeoutMs?: number;
   /** The hub refused this agent for good (its credential, or its id is another agent's): the process should exit (main.ts does). */
   onFatal?: (err: Error) => void;
 }
@@ -79,6 +81,8 @@ export class WorkerAgent {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private welcomeTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
+  /** The `hop` the current link was dialled with (connect()). */
+  private linkHop = 0;
   /** When this link's oldest unanswered ping went out (undefined: the hub answered since). */
   private unansweredSince: number | undefined;
   readonly runner: LaneRunner;
@@ -149,7 +153,13 @@ export class WorkerAgent {
     if (this.stopped || !this.workerId) return;
     const url = new URL(`/workers/${this.workerId}/link`, this.o.hubUrl);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
+    // From the second attempt after a lost link on, a different `hop`: behind the generated nginx
+    // config (hash on the worker id and hop) it lands on another hub, so a hub that is up but
+    // frozen (its kernel accepts, nothing answers) cannot hold the worker off the fleet. A hub
+    // reached directly ignores it.
+    this.linkHop = Math.max(0, this.attempt - 1);
+    if (this.linkHop > 0) url.searchParams.set('hop', String(this.linkHop));
+    const ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.o.handshakeTimeoutMs ?? 10_000 });
     this.ws = ws;
     this.writes = UNCORKED;
     // The link's own TCP socket: frames sent within one turn leave in one write.
@@ -279,7 +289,7 @@ export class WorkerAgent {
     const held = this.runner.holdCdp(msg.cdp_id, msg.lane, (reason) => tunnel?.close(reason));
     if ('error' in held) return this.send({ type: 'cdp_closed', cdp_id: msg.cdp_id, reason: held.error });
     this.o.log.info({ cdp_id: msg.cdp_id, lane: held.lane }, 'CDP client started');
-    tunnel = new CdpTunnel({ hubUrl: this.o.hubUrl, workerId: this.workerId!, cdpId: msg.cdp_id, tunnelToken: msg.tunnel_token, headers: this.headers(), maxS: msg.max_s, browser: held.browser, onEnd: ended });
+    tunnel = new CdpTunnel({ hubUrl: this.o.hubUrl, hop: this.linkHop, workerId: this.workerId!, cdpId: msg.cdp_id, tunnelToken: msg.tunnel_token, headers: this.headers(), maxS: msg.max_s, browser: held.browser, onEnd: ended });
     void tunnel.start();
   }
 

@@ -10,6 +10,8 @@ import { guardCdpCommand } from './cdp-guard.ts';
 
 export interface CdpTunnelOptions {
   hubUrl: string;
+  /** The worker link's `hop` (agent.ts): sent along so nginx routes the tunnel to the link's hub. */
+  hop?: number;
   workerId: string;
   cdpId: string;
   tunnelToken: string;
@@ -47,6 +49,8 @@ export class CdpTunnel {
     void browser.gone.then((why) => this.close(why));
     const url = new URL(`/workers/${encodeURIComponent(o.workerId)}/cdp/${o.cdpId}`, o.hubUrl);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    // The link's hop: behind nginx the tunnel reaches the hub that holds the link and asked for it.
+    if (o.hop) url.searchParams.set('hop', String(o.hop));
     const ws = new WebSocket(url, { headers: { ...o.headers, 'x-paprika-tunnel-token': o.tunnelToken }, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
     this.ws = ws;
     // Every command is checked before Chrome sees it (cdp-guard.ts); a refusal is answered here.
