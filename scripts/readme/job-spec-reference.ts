@@ -81,7 +81,7 @@ export const OP_NOTES: Record<string, { does: string; fields: Record<string, Fie
   },
   screenshot: {
     does: 'store a PNG of the page as an asset',
-    fields: { name: { meaning: 'asset name, stored as `NAME.png`', default: '`screenshot-N` (N: the step number, from 1)' }, full_page: { meaning: '`true` captures the whole page, not only the viewport', default: '`false`' } },
+    fields: { name: { meaning: 'asset name, stored as `NAME.png`', default: '`screenshot-N` (N: the step number, from 1)' }, full_page: { meaning: '`true` captures the whole page, not only the viewport (at most 16 megapixels, e.g. 1280 x 12,500 px; a larger page fails the step naming its size: Chrome encodes the PNG on its browser process, which answers nothing else meanwhile)', default: '`false`' } },
   },
   eval: {
     does: 'evaluate a JavaScript expression in the page; its value must be JSON-serialisable (`undefined` → `null`)',

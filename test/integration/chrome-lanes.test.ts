@@ -45,6 +45,9 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
         if (held.length === 2) for (const r of held.splice(0)) r.end('both');
         return;
       }
+      // A page of the size asked for (full-page screenshots).
+      const tall = /^\/tall\?w=(\d+)&h=(\d+)$/.exec(req.url ?? '');
+      if (tall) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<body style="margin:0"><div style="width:${tall[1]}px;height:${tall[2]}px;background:linear-gradient(red,blue)"></div></body>`);
       res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -129,6 +132,18 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     } finally {
       udp.close();
     }
+  });
+
+  it('a full-page screenshot is the whole page up to 16 MP; a larger page fails the step at once, naming its size (encoding it would stall the browser)', async () => {
+    const tall = (w: number, h: number) => `${base}/tall?w=${w}&h=${h}`;
+    const shot = (url: string) => pool.lanes[0].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url }, { op: 'screenshot', name: 'whole', full_page: true }] } }, ctx());
+    const ok = await shot(tall(1000, 3000));
+    expect(ok.error).toBeUndefined();
+    const png = Buffer.from(ok.assets!.find((a) => a.name === 'whole.png')!.data_base64, 'base64');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1000, 3000]); // IHDR width, height
+    const big = await shot(tall(2000, 30000));
+    expect(big.status).toBe('failed');
+    expect(big.error).toMatch(/full_page screenshot of 2000 x 30000 px \(60\.0 MP\) is over the limit of 16 MP/);
   });
 
   it('an idle lane\'s Chrome runs a renderer only for its pages: no spare renderer, no browser UI no one sees', async () => {

@@ -40,7 +40,7 @@ export async function runStep(work: PageWork, step: MacroStep, stepNumber: numbe
     case 'extract':
       return { name: step.name, ...jsonValue(await extractValue(page, step)) };
     case 'screenshot': {
-      const bytes = await page.screenshot({ type: 'png', fullPage: step.full_page ?? false });
+      const bytes = step.full_page ? await fullPageShot(page) : await page.screenshot({ type: 'png' });
       return { asset: pngAsset(`${step.name ?? `screenshot-${stepNumber}`}.png`, bytes) };
     }
     case 'eval': {
@@ -48,6 +48,32 @@ export async function runStep(work: PageWork, step: MacroStep, stepNumber: numbe
       return { name: step.name, ...jsonValue(value) };
     }
   }
+}
+
+/**
+ * Most pixels a full-page screenshot may have. Chrome encodes the PNG on its browser process,
+ * which answers nothing else meanwhile: about 0.4 s a megapixel of noise on a 2-core worker
+ * (2000 x 30000 px: 28 s, a 181 MB PNG), long enough for the lane's watchdog to call the browser
+ * hung and kill it, with every lane's job in shared mode. At this bound the pause is ~7 s.
+ */
+export const MAX_FULL_PAGE_PIXELS = 16_000_000;
+
+/**
+ * The whole page, measured first and captured with that clip: a page that grows after it was
+ * measured is cut at the size measured, never past the bound.
+ */
+async function fullPageShot(page: PageWork['page']): Promise<Uint8Array> {
+  const size = await page.evaluate(() => {
+    const d = document.documentElement;
+    const b = document.body;
+    return { width: Math.max(d.scrollWidth, b?.scrollWidth ?? 0, d.clientWidth), height: Math.max(d.scrollHeight, b?.scrollHeight ?? 0, d.clientHeight) };
+  });
+  const width = Math.ceil(size.width);
+  const height = Math.ceil(size.height);
+  if (width * height > MAX_FULL_PAGE_PIXELS) {
+    throw new Error(`full_page screenshot of ${width} x ${height} px (${((width * height) / 1e6).toFixed(1)} MP) is over the limit of ${MAX_FULL_PAGE_PIXELS / 1e6} MP: take a viewport screenshot, or of a shorter page`);
+  }
+  return page.screenshot({ type: 'png', clip: { x: 0, y: 0, width, height }, captureBeyondViewport: true });
 }
 
 type ExtractStep = Extract<MacroStep, { op: 'extract' }>;
