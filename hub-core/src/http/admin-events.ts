@@ -15,6 +15,13 @@ import { hubJson, jobSummaryJson, workerJson } from './json.ts';
 
 const DEBOUNCE_MS = 250;
 const SNAPSHOT_MS = 5000;
+/**
+ * Workers linked to other hubs change without an event here: their rows are read this often
+ * (the incremental registry read: only rows changed since the last one), and a changed row sends
+ * a snapshot. Before, only the 5 s snapshot showed them: a console fed by another hub than the
+ * worker's showed its busy lanes idle for seconds.
+ */
+const REMOTE_CHECK_MS = 1000;
 
 export interface AdminEventDeps {
   config: Pick<Config, 'hubId' | 'heartbeatS'>;
@@ -32,6 +39,9 @@ export class AdminEventStream {
   /** Cancels the pending debounced snapshot; set while one is scheduled. */
   private debounce: (() => void) | undefined;
   private periodic: (() => void) | undefined;
+  private remoteCheck: (() => void) | undefined;
+  /** The remote rows of the last read: the reader hands back the same row object for a worker that did not change. */
+  private lastRemote: readonly object[] = [];
   private readonly onChange = () => this.schedule();
   // Summaries: every console gets every change, and a full result may be megabytes.
   private readonly onJob = (job: JobRow) => this.broadcast({ type: 'job', job: jobSummaryJson(job) });
@@ -55,6 +65,25 @@ export class AdminEventStream {
     this.d.events.on('hubs', this.onChange);
     this.d.events.on('job', this.onJob);
     this.every(Math.min(SNAPSHOT_MS, this.d.config.heartbeatS * 1000));
+    this.checkRemote();
+  }
+
+  /** Every REMOTE_CHECK_MS while anyone listens: a snapshot when a worker of another hub changed. */
+  private checkRemote(): void {
+    this.remoteCheck = this.d.clock.setTimer(REMOTE_CHECK_MS, () => {
+      void this.d.fleetView
+        .read()
+        .then((view) => {
+          const remote = view.workers.filter((w) => !w.local);
+          const changed = remote.length !== this.lastRemote.length || remote.some((w, i) => w !== this.lastRemote[i]);
+          this.lastRemote = remote;
+          if (changed) this.schedule();
+        })
+        .catch(() => {})
+        .finally(() => {
+          if (this.remoteCheck) this.checkRemote();
+        });
+    });
   }
 
   /** A full snapshot every ms while anyone listens (one timer, re-armed after each firing). */
@@ -71,6 +100,9 @@ export class AdminEventStream {
     this.d.events.off('job', this.onJob);
     this.periodic?.();
     this.periodic = undefined;
+    this.remoteCheck?.();
+    this.remoteCheck = undefined;
+    this.lastRemote = [];
     this.debounce?.();
     this.debounce = undefined;
   }

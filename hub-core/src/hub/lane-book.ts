@@ -19,6 +19,12 @@ interface Waiter {
 
 export class LaneBook extends EventEmitter<{ spare: [] }> {
   private readonly waiters: Waiter[] = [];
+  /**
+   * A lane of `link` was held or freed: its worker's row changed (in_flight, lanes). The hub
+   * publishes it, so other hubs see the lane busy now, not at the next heartbeat (up to 15 s:
+   * their consoles showed a busy worker idle, and their placement counted its lane free).
+   */
+  onLaneChange: ((link: WorkerLink) => void) | undefined;
 
   constructor(
     private readonly localLinks: LocalLinks,
@@ -35,7 +41,9 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
     const link = this.localLinks.pick(skip, work);
     if (!link) return undefined;
     const lane = link.holdLane(hold);
-    return lane === undefined ? undefined : { link, lane };
+    if (lane === undefined) return undefined;
+    this.onLaneChange?.(link);
+    return { link, lane };
   }
 
   /** Whether any local lane of any kind is free now (a batch stops asking once none is). */
@@ -45,7 +53,9 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
 
   /** Mark a lane held by work the worker already runs (it re-linked holding it). */
   adopt(link: WorkerLink, lane: number, hold: LaneHold): boolean {
-    return link.adoptLane(lane, hold);
+    const held = link.adoptLane(lane, hold);
+    if (held) this.onLaneChange?.(link);
+    return held;
   }
 
   /**
@@ -57,6 +67,7 @@ export class LaneBook extends EventEmitter<{ spare: [] }> {
    */
   release(link: WorkerLink, id: string, assignmentId?: string): boolean {
     if (link.freeLane(id, assignmentId) === undefined) return false;
+    this.onLaneChange?.(link);
     this.offer(1);
     return true;
   }
