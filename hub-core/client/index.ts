@@ -3,6 +3,7 @@
 // within a total deadline; a 4xx is never retried; every submit carries an Idempotency-Key,
 // so a retried POST never makes a second job.
 import { randomUUID } from 'node:crypto';
+import { fetchFailure } from '../src/wire/errors.ts';
 
 import type { JobJson, JobPageJson, JobStatus, JobSummaryJson, SessionJson } from '../src/wire/json.ts';
 
@@ -100,8 +101,20 @@ function isConnectionError(err: unknown): boolean {
 export class PaprikaClient {
   private readonly o: Required<Omit<ClientOptions, 'token'>> & { token?: string };
 
+  /** The base URL with a trailing slash: a hub behind a sub-path (http://host/paprika) keeps it. */
+  private readonly base: URL;
+
   constructor(opts: ClientOptions) {
     this.o = { deadlineMs: 60_000, baseDelayMs: 100, maxDelayMs: 5000, attemptTimeoutMs: 30_000, fetch: globalThis.fetch, clock: systemTime, ...opts };
+    let base: URL | undefined;
+    try {
+      base = new URL(opts.url);
+    } catch {
+      base = undefined;
+    }
+    if (!base || (base.protocol !== 'http:' && base.protocol !== 'https:')) throw new TypeError(`createClient: option url must be the hub's (or nginx's) http(s) URL, such as http://127.0.0.1:8080; got ${JSON.stringify(opts.url)}`);
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    this.base = base;
   }
 
   /** One API call with the retry policy. */
@@ -117,7 +130,7 @@ export class PaprikaClient {
         const h: Record<string, string> = { ...headers };
         if (body !== undefined) h['content-type'] = 'application/json';
         if (this.o.token) h.authorization = `Bearer ${this.o.token}`;
-        const res = await this.o.fetch(new URL(path, this.o.url), {
+        const res = await this.o.fetch(new URL(path.replace(/^\//, ''), this.base), {
           method,
           headers: h,
           body: body === undefined ? undefined : JSON.stringify(body),
@@ -139,7 +152,7 @@ export class PaprikaClient {
       }
       const step = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** Math.min(attempt - 1, 16));
       const delay = Math.max(retryAfterMs ?? 0, step / 2 + Math.random() * (step / 2));
-      if (clock.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub unavailable after ${attempt} attempt(s): ${String((last as Error)?.message ?? last)}`, attempt, last);
+      if (clock.now() + delay >= until) throw new PaprikaUnavailableError(`${method} ${path}: hub at ${this.base.origin}${this.base.pathname.replace(/\/$/, '')} unavailable after ${attempt} attempt(s): ${last instanceof PaprikaApiError ? last.message : fetchFailure(last)}`, attempt, last);
       await clock.sleep(delay);
     }
   }

@@ -47,7 +47,7 @@ describe('authentication', () => {
     for (const headers of [{}, bearer('wrong'), { authorization: 'Basic YWRtaW4=' }]) {
       const res = await fetch(`${h.url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: method === 'POST' ? '{}' : undefined });
       expect(res.status).toBe(401);
-      expect(await res.json()).toMatchObject({ code: 'unauthorized', details: { scope: expect.any(String) } });
+      expect(await res.json()).toMatchObject({ code: 'unauthorized', error: expect.stringMatching(/takes the hub's PAPRIKA_[A-Z]+_TOKEN/), details: { scope: expect.any(String), token: expect.stringMatching(/^PAPRIKA_[A-Z]+_TOKEN$/) } });
     }
   });
 

@@ -65,7 +65,20 @@ describe('hub API edges (embedded)', () => {
     expect(err).toBeInstanceOf(PaprikaApiError);
     expect((err as PaprikaApiError).status).toBe(400);
     expect((err as PaprikaApiError).details).not.toBeNull();
+    // The message alone names the field (a script that prints only the Error still knows what to fix).
+    expect((err as Error).message).toMatch(/^Invalid job: spec\.ms: /);
     expect(f.calls).toHaveLength(1);
+  });
+
+  it('refuses a url option that is not an http(s) URL at createClient, naming the option', () => {
+    for (const url of ['not a url', 'ftp://127.0.0.1/', '']) expect(() => createClient({ url })).toThrow(/createClient: option url must be the hub's \(or nginx's\) http\(s\) URL/);
+  });
+
+  it('keeps a sub-path of the base URL (a hub behind http://host/paprika)', async () => {
+    const f = countingFetch();
+    const client = createClient({ url: 'http://127.0.0.1:1/paprika', fetch: async (input, init) => (f.calls.push(`${init?.method} ${String(input)}`), new Response(JSON.stringify({ id: 'x', status: 'queued' }), { status: 201 })) });
+    await client.submit({ kind: 'sleep', spec: { ms: 1 } });
+    expect(f.calls).toEqual(['POST http://127.0.0.1:1/paprika/jobs']);
   });
 
   it('retries refused connections with backoff until its deadline', async () => {
@@ -78,6 +91,9 @@ describe('hub API edges (embedded)', () => {
     expect(err).toBeInstanceOf(PaprikaUnavailableError);
     expect(f.calls.length).toBeGreaterThan(2);
     expect((err as PaprikaUnavailableError).attempts).toBe(f.calls.length);
+    // It names the hub it tried and why (undici's own message is only "fetch failed").
+    expect((err as Error).message).toContain(`hub at http://127.0.0.1:${port} unavailable after`);
+    expect((err as Error).message).toMatch(/fetch failed \(.*ECONNREFUSED/);
     // A wait between every two tries, each within its backoff step (20 ms doubling: half to whole)…
     expect(clock.slept).toHaveLength(f.calls.length - 1);
     clock.slept.forEach((ms, i) => {

@@ -2,7 +2,7 @@
 // an id and a secret of its own. Retries while the hub is unreachable, busy or rate-limits
 // (honouring Retry-After); stops for good when the id is enrolled by someone else.
 import type { Logger } from 'pino';
-import { backoffMs, type Random } from 'paprika/wire';
+import { backoffMs, fetchFailure, type Random } from 'paprika/wire';
 import type { CredentialFile } from './credential-file.ts';
 
 /** The hub will not take this agent's credential: only an operator can fix it. */
@@ -73,7 +73,7 @@ export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; sec
       }
     } catch (err) {
       if (err instanceof CredentialRejectedError) throw err;
-      o.log.warn({ err: String(err) }, 'hub unreachable for registration; retrying');
+      o.log.warn({ hub: o.hubUrl, err: fetchFailure(err) }, `hub unreachable for registration at ${o.hubUrl} (${fetchFailure(err)}); retrying`);
     }
     if (o.stopped()) throw new Error('agent stopped');
     await new Promise((r) => setTimeout(r, waitMs));

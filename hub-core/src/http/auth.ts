@@ -81,5 +81,15 @@ export function authorize(config: Config, group: RouteGroup, headers: IncomingHt
   if (presents(groupToken(config, group), bearers)) return { peer };
   const forwarded = headers[FORWARDED_HEADER] !== undefined;
   if ((group === 'api' || group === 'admin') && forwarded && config.peerToken && peer) return { peer };
-  throw new PaprikaError('unauthorized', { scope: group });
+  throw new PaprikaError('unauthorized', { scope: group, token: TOKEN_VARIABLE[group] }, `Missing or wrong bearer token: this route takes the hub's ${TOKEN_VARIABLE[group]} (Authorization: Bearer <token>)`);
 }
+
+/** The variable that holds each group's token, named in a 401 so a client knows which token it needs. */
+const TOKEN_VARIABLE: Record<RouteGroup, string> = {
+  public: '(none)',
+  api: 'PAPRIKA_API_TOKEN',
+  admin: 'PAPRIKA_ADMIN_TOKEN',
+  worker: 'PAPRIKA_WORKER_TOKEN',
+  peer: 'PAPRIKA_PEER_TOKEN',
+  metrics: 'PAPRIKA_METRICS_TOKEN',
+};

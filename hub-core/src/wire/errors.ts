@@ -59,3 +59,15 @@ export class PaprikaError extends Error {
 export function issuesToDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): Array<{ path: string; message: string }> {
   return issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
 }
+
+/**
+ * What a failed fetch() says, with its cause: undici reports every network failure as "fetch
+ * failed" and keeps the reason (ECONNREFUSED 127.0.0.1:8080, ENOTFOUND, a TLS error) in `cause`.
+ */
+export function fetchFailure(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = (err as { cause?: { code?: string; message?: string } } | null)?.cause;
+  if (!cause) return message;
+  const why = cause.code && !String(cause.message ?? '').includes(cause.code) ? `${cause.code}: ${cause.message ?? ''}` : (cause.message ?? cause.code ?? '');
+  return why ? `${message} (${why})` : message;
+}
