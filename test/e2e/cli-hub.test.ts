@@ -22,7 +22,7 @@ function run(args: string[], env: Record<string, string> = {}) {
 describe('paprika hub flags', () => {
   it('--port 0 listens on a free port and advertises that port in its id and URL', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
-    const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '' });
+    const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '', PAPRIKA_LOG_LEVEL: 'info' });
     try {
       const line = await waitFor('listening line', async () => /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(hub.output()) ?? undefined, 30_000, 50);
       const [, url, port] = line;
@@ -36,6 +36,8 @@ describe('paprika hub flags', () => {
       expect(await hub.exited).toBe(0);
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+    // A graceful stop says so at both ends (a crash says nothing).
+    expect(hub.output()).toMatch(/"msg":"hub stopping: new jobs refused, links closing"[\s\S]*"msg":"hub stopped"/);
   });
 
   it.each([

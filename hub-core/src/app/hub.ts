@@ -204,6 +204,9 @@ export class Hub {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // Said at both ends: in the log a graceful stop reads differently from a crash.
+    const began = this.clock.now();
+    this.log.info({ hub_id: this.config.hubId, links: this.localLinks.size }, 'hub stopping: new jobs refused, links closing');
     await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
@@ -215,6 +218,7 @@ export class Hub {
     await this.registry.removeHub(this.config.hubId).catch(() => {});
     if (this.ownsAdapters.registry) await this.registry.close();
     if (this.ownsAdapters.store) await this.store.close();
+    this.log.info({ hub_id: this.config.hubId, took_ms: this.clock.now() - began }, 'hub stopped');
   }
 }
 
