@@ -10,6 +10,7 @@ import { planViewBind } from '../live-view/view-bind.ts';
 import { chromePool, type ChromeLane } from './chrome-lane.ts';
 import type { LaneLog } from './chrome-lane-core.ts';
 import { CHROME_HELP, findChrome } from './find-chrome.ts';
+import { removeStaleProfiles } from './stale-profiles.ts';
 
 export interface StartChromePoolOptions {
   lanes: number;
@@ -56,6 +57,8 @@ export async function startChromePool(o: StartChromePoolOptions): Promise<{ pool
   const chromePath = findChrome({ explicitPath: o.chromePath });
   if (!chromePath) throw new ChromeNotFoundError(CHROME_HELP);
 
+  const stale = await removeStaleProfiles();
+  if (stale.length > 0) o.log?.info({ removed: stale.length }, 'removed Chrome profiles left by a worker that was killed');
   let lanes: readonly ChromeLane[] = [];
   // With a noVNC base the operator watches real screens; no screencast server is needed.
   const view = o.novncBase ? undefined : await startLiveViewOn(o, () => lanes);
