@@ -43,4 +43,26 @@ describe.skipIf(!requireServices(['postgres', 'redis']))("a busy lane seen from 
       await backends.drop();
     }
   });
+  it("a POST waiting on a hub without a free lane takes a peer's lane as soon as it frees, not after PAPRIKA_ASSIGN_WAIT_S", async () => {
+    const backends = await realBackends();
+    const env = { ...backends.env, PAPRIKA_HEARTBEAT_S: '60', PAPRIKA_ASSIGN_WAIT_S: '30' };
+    const a = await startTestHub(env);
+    const b = await startTestHub(env); // no worker of its own
+    const agent = await startSimAgent(a.url, 1, { heartbeatS: 60 });
+    try {
+      const busy = await post(`${a.url}/jobs`, { kind: 'sleep', spec: { ms: 1500 } });
+      expect(busy).toMatchObject({ status: 'running', worker_id: agent.workerId });
+      // Before, B waited the whole 30 s for a lane of its own, then asked the peers again: the guard aborts at 10 s.
+      const res = await fetch(`${b.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }), signal: AbortSignal.timeout(10_000) });
+      expect(res.status).toBe(201);
+      const job = await res.json();
+      expect(job.worker_id).toBe(agent.workerId);
+      expect(['running', 'succeeded']).toContain(job.status);
+    } finally {
+      await agent.stop();
+      await a.stop();
+      await b.stop();
+      await backends.drop();
+    }
+  });
 });
