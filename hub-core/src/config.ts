@@ -1,5 +1,6 @@
 // Every PAPRIKA_* variable is read here, once, validated and frozen. Nothing else in the
 // code base touches process.env: callers receive a Config (SPEC.md § Environment).
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, flagVar, logLevelVar, numberVar, secondsVar, stringVar, urlVar, type Env } from './wire/env.ts';
@@ -111,6 +112,10 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   const peerToken = stringVar(env, 'PAPRIKA_PEER_TOKEN');
   const anyToken = Boolean(apiToken || adminToken || workerToken || peerToken);
   const bind = stringVar(env, 'PAPRIKA_BIND') ?? (anyToken ? '0.0.0.0' : '127.0.0.1');
+  // An address, not a name: a typo (localhst) read as "a non-loopback name" gave a message about tokens.
+  if (net.isIP(bind.replace(/^\[|\]$/g, '')) === 0 && bind !== 'localhost') {
+    throw new ConfigError('PAPRIKA_BIND', `expects an IP address to listen on (127.0.0.1, 0.0.0.0, ::, or one of this host's addresses) or localhost, got ${JSON.stringify(bind)}`);
+  }
   const insecure = flagVar(env, 'PAPRIKA_INSECURE');
   // No silent open doors: a group without its token is open to everyone who can connect, so
   // listening beyond loopback needs every token, or an explicit PAPRIKA_INSECURE=1.

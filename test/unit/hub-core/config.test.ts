@@ -57,6 +57,9 @@ describe('loadConfig', () => {
   it('binds to 0.0.0.0 once a token is set, and honours PAPRIKA_BIND', () => {
     expect(loadConfig({ PAPRIKA_API_TOKEN: 't', PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_WORKER_TOKEN: 'w', PAPRIKA_PEER_TOKEN: 'p' }).bind).toBe('0.0.0.0');
     expect(loadConfig({ PAPRIKA_BIND: '::1' }).bind).toBe('::1');
+    expect(loadConfig({ PAPRIKA_BIND: 'localhost' }).bind).toBe('localhost');
+    // A typo is named as what it is, not as a non-loopback address missing tokens.
+    for (const typo of ['localhst', '127.0.0', 'example.org']) expect(() => loadConfig({ PAPRIKA_BIND: typo })).toThrow(/PAPRIKA_BIND.*expects an IP address to listen on/);
   });
 
   it('refuses a non-loopback bind while a route group has no token, naming the unset variables and the ways out', () => {
