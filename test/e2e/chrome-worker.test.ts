@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnWorker, type WorkerProcess } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
-import { waitFor } from '../harness/processes.ts';
+import { freePort, waitFor } from '../harness/processes.ts';
 import { nextEvent } from '../harness/wait.ts';
 import { json } from '../harness/http.ts';
 
@@ -103,12 +103,13 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
 
   it('--single-chrome reports novnc_url and max_concurrent 1, and the hub picks it', async () => {
     await fetch(`${h.url}/admin/workers/w311`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) });
-    workers.push(spawnWorker(['--hub', h.url, '--single-chrome', '--lan-ip', '127.0.32.1', '--chrome', CHROMIUM], { PAPRIKA_HEARTBEAT_S: '0.5' }));
+    const viewPort = await freePort(); // --view-port: the live view on a port a firewall rule can name
+    workers.push(spawnWorker(['--hub', h.url, '--single-chrome', '--lan-ip', '127.0.32.1', '--chrome', CHROMIUM, '--view-port', String(viewPort)], { PAPRIKA_HEARTBEAT_S: '0.5' }));
     await waitFor('single chrome linked', async () => h.hub.localLinks.get('w321') !== undefined, 60_000, 100);
     const row = (await fetch(`${h.url}/admin/workers`).then(json)).workers.find((w: any) => w.worker_id === 'w321');
     expect(row.max_concurrent).toBe(1);
     const link = h.hub.localLinks.get('w321')!;
-    expect(link.capabilities.novnc_url).toMatch(/^http:\/\/127\.0\.32\.1:\d+\/lanes\/0\/view$/);
+    expect(link.capabilities.novnc_url).toBe(`http://127.0.32.1:${viewPort}/lanes/0/view`);
     expect(link.capabilities.lane_novnc_urls).toEqual([]);
     const job = await done((await post({ kind: 'fetch', spec: { url: `${siteUrl}/` } })).id);
     expect(job.status).toBe('succeeded');

@@ -14,12 +14,14 @@ export class UsageError extends Error {}
 
 export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome | --shared-chrome] [--chrome PATH]
                       [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T] [--novnc-base URL]
-                      [--worker-id ID] [--data-dir DIR] [--view-bind ADDR]
+                      [--worker-id ID] [--data-dir DIR] [--view-bind ADDR] [--view-port N]
   --shared-chrome    the lanes share one Chrome (each job still in a fresh browser context):
                      less memory per lane, but a Chrome crash or hang fails every lane's running
                      job, not one (also PAPRIKA_SHARED_CHROME=1)
   --view-bind ADDR   where the lane live view listens (default: --lan-ip if this host owns it,
-                     else 127.0.0.1); 0.0.0.0 or :: listens on every interface`;
+                     else 127.0.0.1); 0.0.0.0 or :: listens on every interface
+  --view-port N      the live view's port (default: a free port, another at every start), for a
+                     firewall rule that must name it`;
 
 export interface WorkerFlags {
   hub: string;
@@ -38,6 +40,8 @@ export interface WorkerFlags {
   /** Where the credential file lives; default PAPRIKA_DATA_DIR (./.paprika). */
   dataDir?: string;
   viewBind?: string;
+  /** `--view-port N`: the live view's port (default 0: any free port). */
+  viewPort?: number;
 }
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
@@ -67,6 +71,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
         'worker-id': { type: 'string' },
         'data-dir': { type: 'string' },
         'view-bind': { type: 'string' },
+        'view-port': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -85,11 +90,16 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   const lanes = positiveInt('lanes', values.lanes) ?? 2;
   const viewBind = values['view-bind'];
   if (viewBind !== undefined && !validViewBind(viewBind)) throw new UsageError(`--view-bind expects an IP address (e.g. 10.0.0.5, or 0.0.0.0 for every interface), got ${JSON.stringify(viewBind)}`);
+  let viewPort: number | undefined;
+  if (values['view-port'] !== undefined) {
+    viewPort = Number(values['view-port']);
+    if (!Number.isInteger(viewPort) || viewPort < 1 || viewPort > 65535) throw new UsageError(`--view-port expects a port number (1-65535), got ${JSON.stringify(values['view-port'])}`);
+  }
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');
   if (values['shared-chrome'] && (values['single-chrome'] || simulateLanes)) throw new UsageError('--shared-chrome excludes --single-chrome and --simulate-lanes');
   const workerId = values['worker-id'];
   if (workerId !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(workerId)) throw new UsageError(`--worker-id expects letters, digits, _ or - (at most 100), got ${JSON.stringify(workerId)}`);
-  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), sharedChrome: Boolean(values['shared-chrome']), chrome: values.chrome, simulateLanes, simulateSite: Boolean(values['simulate-site']), lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind };
+  return { hub: values.hub, lanes: values['single-chrome'] ? 1 : lanes, singleChrome: Boolean(values['single-chrome']), sharedChrome: Boolean(values['shared-chrome']), chrome: values.chrome, simulateLanes, simulateSite: Boolean(values['simulate-site']), lanIp, token: values.token, novncBase: values['novnc-base'], workerId, dataDir: values['data-dir'], viewBind, viewPort };
 }
 
 export function detectLanIp(): string {
@@ -112,6 +122,7 @@ export async function buildPool(flags: WorkerFlags, chromePathFromEnv: string | 
     lanIp: flags.lanIp,
     novncBase: flags.novncBase,
     viewBind: flags.viewBind,
+    viewPort: flags.viewPort,
     viewKeys,
     log,
     hubUrl: flags.hub,
