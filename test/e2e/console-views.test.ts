@@ -141,12 +141,24 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('console views at operator screen size
     await expect.poll(() => page.locator('[data-testid="job-detail"] .facts .pill').textContent(), { timeout: 10_000 }).toBe('running');
     await page.click('[data-testid="job-cancel"]');
     await page.locator('[data-testid="confirm-dialog"]').waitFor();
+    // Two buttons that both said "Cancel" read as the same thing: the one that does nothing says so.
+    expect(await page.locator('[data-testid="confirm-no"]').textContent()).toBe('Keep it running');
+    expect(await page.locator('[data-testid="confirm-yes"]').textContent()).toBe('Cancel the job');
     await page.click('[data-testid="confirm-no"]');
     expect(await page.locator('[data-testid="confirm-dialog"]').count()).toBe(0);
     expect(await jobStatus(id)).toBe('running');
+    // The question is about this job: opening another job closes it.
+    const other = await submit(hub.url, { kind: 'sleep', spec: { ms: 60_000 } });
+    await page.click('[data-testid="job-cancel"]');
+    await page.locator('[data-testid="confirm-dialog"]').waitFor();
+    await page.goto(`${hub.url}/#/jobs?job=${other.id}`);
+    await expect.poll(() => page.locator('[data-testid="confirm-dialog"]').count(), { timeout: 10_000 }).toBe(0);
+    await page.goto(`${hub.url}/#/jobs?job=${id}`);
+    await expect.poll(() => page.locator('[data-testid="job-detail"] .facts .pill').textContent(), { timeout: 10_000 }).toBe('running');
     await page.click('[data-testid="job-cancel"]');
     await page.click('[data-testid="confirm-yes"]');
     await pollStatus(id, 'canceled');
+    expect((await fetch(`${hub.url}/jobs/${other.id}/cancel`, { method: 'POST' })).status).toBe(200);
   });
 
   it('with every worker drained and jobs queued, the queue panel names the filter excluding each worker; the queued jobs cancel in bulk with one confirmation', async () => {

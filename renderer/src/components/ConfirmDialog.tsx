@@ -5,11 +5,13 @@ export interface ConfirmDialogProps {
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  /** The button that does nothing ("Cancel" unless the action is itself a cancel: then "Keep …"). */
+  dismissLabel?: string;
   onConfirm(): void;
   onCancel(): void;
 }
 
-export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCancel }: ConfirmDialogProps) {
+export function ConfirmDialog({ title, children, confirmLabel, dismissLabel = 'Cancel', onConfirm, onCancel }: ConfirmDialogProps) {
   const yes = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     yes.current?.focus();
@@ -24,7 +26,7 @@ export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCanc
         <div className="modal-body">{children}</div>
         <div className="modal-actions">
           <button className="btn" onClick={onCancel} data-testid="confirm-no">
-            Cancel
+            {dismissLabel}
           </button>
           <button className="btn warn" ref={yes} onClick={onConfirm} data-testid="confirm-yes">
             {confirmLabel}

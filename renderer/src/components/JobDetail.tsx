@@ -1,6 +1,6 @@
 // One job: spec, timeline (created → assigned → finished), error, the failure screenshot,
 // result and assets; rerun, and cancel (a running job asks first).
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useStore } from 'zustand';
 import { isImageAsset, timeline } from '../model/job-list.ts';
 import { dateTimeText, durationText } from '../model/time-format.ts';
@@ -19,6 +19,8 @@ export function JobDetail() {
   const assets = useStore(jobsStore, (s) => s.assets);
   const selectedId = useStore(jobsStore, (s) => s.selectedId);
   const [confirmCancel, setConfirmCancel] = useState(false);
+  // The question is about one job: another job selected closes it (its backdrop once covered the new job's buttons).
+  useEffect(() => setConfirmCancel(false), [selectedId]);
   const names = job?.assets ?? [];
   const failureShot = job?.status === 'failed' && names.includes(FAILURE_SHOT) ? assets.find((a) => a.name === FAILURE_SHOT) : undefined;
   const others = failureShot ? names.filter((n) => n !== FAILURE_SHOT) : names;
@@ -124,6 +126,7 @@ export function JobDetail() {
         <ConfirmDialog
           title={`Cancel running job ${job.id.slice(0, 8)}?`}
           confirmLabel="Cancel the job"
+          dismissLabel="Keep it running"
           onCancel={() => setConfirmCancel(false)}
           onConfirm={() => {
             setConfirmCancel(false);

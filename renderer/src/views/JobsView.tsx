@@ -68,6 +68,7 @@ export function JobsView() {
         <ConfirmDialog
           title={`Cancel ${bulkAsk.length} queued job${bulkAsk.length === 1 ? '' : 's'}?`}
           confirmLabel={`Cancel ${bulkAsk.length}`}
+          dismissLabel="Keep them"
           onCancel={() => setBulkAsk(null)}
           onConfirm={() => {
             void actions.cancelJobs(bulkAsk);
