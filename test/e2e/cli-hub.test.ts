@@ -51,6 +51,17 @@ describe('paprika hub flags', () => {
     expect(p.output()).toMatch(usage);
   });
 
+  it("the worker agent's own entry (what the single-file bundle runs) answers --help like paprika worker --help", async () => {
+    // From the sources as they are (paprika/wire resolves to them, not to a dist/ built earlier).
+    const child = spawn(process.execPath, ['--conditions=paprika-source', '--import', 'tsx', path.resolve('worker-agent/src/main.ts'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(out).toMatch(/^usage: paprika worker --hub URL[\s\S]*--view-port N/);
+  });
+
   it.each([['abc'], ['70000'], ['1.5']])('refuses --port %s with exit 2 and a message naming --port', async (value) => {
     const hub = run(['hub', '--port', value]);
     expect(await hub.exited).toBe(2);

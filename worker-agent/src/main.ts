@@ -179,7 +179,13 @@ export async function runWorker(argv: string[], env: Record<string, string | und
 
 // Run directly (the single-file bundle: `node paprika-worker.mjs --hub …`), start the worker.
 if (process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href) {
-  runWorker(process.argv.slice(2)).catch((err: unknown) => {
+  const argv = process.argv.slice(2);
+  // As `paprika worker --help` does: the usage, exit 0, nothing started.
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(WORKER_USAGE);
+    process.exit(0);
+  }
+  runWorker(argv).catch((err: unknown) => {
     console.error(`paprika worker: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(err instanceof UsageError ? 2 : 1);
   });
