@@ -40,6 +40,8 @@ export class AdminEventStream {
   private debounce: (() => void) | undefined;
   private periodic: (() => void) | undefined;
   private remoteCheck: (() => void) | undefined;
+  /** Bumped at every subscribe and unsubscribe: a remote-check chain of an earlier subscription stops. */
+  private generation = 0;
   /** The remote rows of the last read: the reader hands back the same row object for a worker that did not change. */
   private lastRemote: readonly object[] = [];
   private readonly onChange = () => this.schedule();
@@ -68,12 +70,17 @@ export class AdminEventStream {
     this.checkRemote();
   }
 
-  /** Every REMOTE_CHECK_MS while anyone listens: a snapshot when a worker of another hub changed. */
-  private checkRemote(): void {
+  /**
+   * Every REMOTE_CHECK_MS while anyone listens: a snapshot when a worker of another hub changed.
+   * One chain per subscription: a read still in flight when the last client left (and a new one
+   * came) ends its own chain instead of starting a second one.
+   */
+  private checkRemote(generation = ++this.generation): void {
     this.remoteCheck = this.d.clock.setTimer(REMOTE_CHECK_MS, () => {
       void this.d.fleetView
         .read()
         .then((view) => {
+          if (generation !== this.generation) return;
           const remote = view.workers.filter((w) => !w.local);
           const changed = remote.length !== this.lastRemote.length || remote.some((w, i) => w !== this.lastRemote[i]);
           this.lastRemote = remote;
@@ -81,7 +88,7 @@ export class AdminEventStream {
         })
         .catch(() => {})
         .finally(() => {
-          if (this.remoteCheck) this.checkRemote();
+          if (generation === this.generation && this.remoteCheck) this.checkRemote(generation);
         });
     });
   }
@@ -102,6 +109,7 @@ export class AdminEventStream {
     this.periodic = undefined;
     this.remoteCheck?.();
     this.remoteCheck = undefined;
+    this.generation++;
     this.lastRemote = [];
     this.debounce?.();
     this.debounce = undefined;
