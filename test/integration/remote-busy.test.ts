@@ -30,9 +30,10 @@ describe.skipIf(!requireServices(['postgres', 'redis']))("a busy lane seen from 
       await waitFor('the first snapshot', async () => feed.length > 0);
       const job = await post(`${b.url}/jobs`, { kind: 'sleep', spec: { ms: 30_000 } });
       expect(job).toMatchObject({ status: 'running', worker_id: agent.workerId });
-      // The console's periodic snapshot comes every 5 s: these bounds are below it.
-      await waitFor('B /admin/workers shows the lane busy', async () => (await fetch(`${b.url}/admin/workers`).then(json)).workers.find((w: { worker_id: string }) => w.worker_id === agent.workerId)?.in_flight === 1, 3000, 50);
-      await waitFor("B's console feed shows the lane busy", async () => feed.some((w) => w.in_flight === 1 && w.lanes?.some((l) => l.busy)), 3000, 50);
+      // The console's periodic snapshot comes every 5 s: both checks end within 3 s of the POST.
+      const by = Date.now() + 3000;
+      await waitFor("B's console feed shows the lane busy", async () => feed.some((w) => w.in_flight === 1 && w.lanes?.some((l) => l.busy)), Math.max(1, by - Date.now()), 50);
+      await waitFor('B /admin/workers shows the lane busy', async () => (await fetch(`${b.url}/admin/workers`).then(json)).workers.find((w: { worker_id: string }) => w.worker_id === agent.workerId)?.in_flight === 1, Math.max(1, by - Date.now()), 50);
       await post(`${b.url}/jobs/${job.id}/cancel`, {});
       await waitFor('B shows it free again', async () => (await fetch(`${b.url}/admin/workers`).then(json)).workers.find((w: { worker_id: string }) => w.worker_id === agent.workerId)?.in_flight === 0, 3000, 50);
     } finally {

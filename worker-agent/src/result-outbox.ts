@@ -9,7 +9,7 @@ import { capResult, frameSize } from './result-cap.ts';
 export type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 type Refusal = Extract<HubMessage, { type: 'result_refused' }>;
 /** `sending` until the socket has taken the whole frame: a big result is not queued again behind itself. */
-type Entry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean };
+type Entry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean; replaced?: boolean };
 
 /** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
 export const MAX_STORE_REFUSALS = 5;
@@ -65,12 +65,18 @@ export class ResultOutbox {
     if (!entry) return;
     const { job_id, assignment_id } = entry.result;
     if (msg.code === 'too_large' || msg.code === 'invalid') {
-      // A failure report refused in turn is not replaced again: it is dropped like a not_stored one.
-      if (msg.code === 'invalid' && entry.result.status === 'failed' && entry.result.result === undefined && !entry.result.assets) return this.drop(entry, msg.reason);
+      // Already replaced by a failure report: a refusal now is either a late one of the original
+      // (sent twice, e.g. again after a re-link) or of the report itself. Neither is replaced
+      // again; the report is dropped once refused as often as a not_stored result would be.
+      if (entry.replaced) {
+        entry.refusals++;
+        if (entry.refusals >= MAX_STORE_REFUSALS) this.drop(entry, msg.reason);
+        return;
+      }
       const error = boundedError(msg.code === 'too_large' ? `result too large: ${msg.reason}` : `result refused by the hub: ${msg.reason}`);
       const failed: JobResult = { type: 'job_result', job_id, assignment_id, status: 'failed', error };
       this.o.log.warn({ job_id, assignment_id, status: failed.status, error: failed.error }, 'job result replaced');
-      this.put({ result: failed, sentAt: this.now(), refusals: entry.refusals });
+      this.put({ result: failed, sentAt: this.now(), refusals: 0, replaced: true });
       return;
     }
     entry.refusals++;

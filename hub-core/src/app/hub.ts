@@ -115,7 +115,11 @@ export class Hub {
     this.lanes = new LaneBook(this.localLinks, clock);
     this.ledger = new JobLedger({ store, lanes: this.lanes, localLinks: this.localLinks, clock, log, events: this.events, metrics: this.metrics });
     this.publisher = new RegistryPublisher(registry, log, clock);
-    this.lanes.onLaneChange = (link) => this.publisher.mark(link);
+    // Only the worker's current link here speaks for it: a closed or replaced link's lanes freeing
+    // (its close handling) must not publish its stale row over the live one.
+    this.lanes.onLaneChange = (link) => {
+      if (this.localLinks.get(link.worker_id) === link) this.publisher.mark(link);
+    };
     // Every job that ends here is announced to the other hubs: their long polls (GET
     // /jobs/:id?wait_s=) answer at once instead of at their next re-read.
     this.events.on('job', (row: JobRow) => {

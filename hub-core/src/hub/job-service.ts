@@ -214,9 +214,11 @@ export class JobService {
       if (outcome.kind === 'send_failed') continue; // claim undone; pick again at once
       const left = until - this.clock.now();
       if (left <= 0 || signal?.aborted || this._stopping) break;
-      await this.lanes.waitForLane(Math.min(left, PEER_RECHECK_MS), signal);
+      // A lane freed here: try it first (this waiter took its wake-up, so nobody else would).
+      if (await this.lanes.waitForLane(Math.min(left, PEER_RECHECK_MS), signal)) continue;
       if (signal?.aborted || this._stopping) break;
-      const placed = await peer().catch(() => undefined);
+      // Bounded by the wait left: a frozen peer must not hold the POST (or a stopping hub) past ASSIGN_WAIT.
+      const placed = await withDeadline(this.clock, Math.max(1, until - this.clock.now()), 'peer placement', peer()).catch(() => undefined);
       if (placed !== undefined) return { job, placed };
     }
     // Released: the POST no longer holds it, so redrive need not wait out the age gate.

@@ -27,7 +27,8 @@ export class LinkMessages {
         const before = diskOk();
         link.report(msg);
         this.d.recycles.report(link.worker_id, msg.lane_recycles);
-        this.d.publisher.mark(link, true);
+        // Heard on the worker's current link: this hub is its owner now (a stale link's queued heartbeat is not).
+        this.d.publisher.mark(link, this.d.localLinks.get(link.worker_id) === link);
         this.d.events.workersChanged();
         // Its first disk figure (or one back under the limit) makes its free lanes pickable:
         // wake inline POSTs waiting for a lane, and redrive.

@@ -135,7 +135,11 @@ export class LinkService {
         socket.send(reply.text).catch(() => {});
         // A session command's reply that never arrives would keep its client waiting PAPRIKA_FORWARD_TIMEOUT_S.
         const requestId = reply.requestId;
-        if (requestId) queue = queue.then(() => (link ? this.messages.onMessage(link, { type: 'session_reply', v: PROTOCOL_VERSION, request_id: requestId, ok: false, error: `result too large: ${reply.reason}` }) : undefined));
+        if (requestId) {
+          queue = queue
+            .then(() => (link ? this.messages.onMessage(link, { type: 'session_reply', v: PROTOCOL_VERSION, request_id: requestId, ok: false, error: `result too large: ${reply.reason}` }) : undefined))
+            .catch((err: unknown) => this.d.log.warn({ worker_id: workerId, err: String(err) }, 'session reply refusal failed'));
+        }
         return;
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());

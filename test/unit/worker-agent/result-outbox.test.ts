@@ -78,13 +78,18 @@ describe('ResultOutbox', () => {
     expect(outbox.pending()).toEqual([{ job_id: 'j1', assignment_id: 'a-j1' }]);
   });
 
-  it('replaces a result the hub could not read by a failure naming the field; a failure refused in turn is dropped, not replaced again', () => {
+  it('replaces a result the hub could not read by a failure naming the field; later refusals are not replaced again, and the report is dropped after MAX_STORE_REFUSALS', () => {
     const { outbox, frames } = outboxOn({ open: true });
     outbox.add(ok('j1'));
     outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'the result is not valid as sent (assets: too many)' });
     expect(frames.at(-1)!.frame).toEqual({ type: 'job_result', v: 1, job_id: 'j1', assignment_id: 'a-j1', status: 'failed', error: 'result refused by the hub: the result is not valid as sent (assets: too many)' });
+    // A late refusal of the original (it was sent twice): the report stays, to be sent again.
+    outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'the result is not valid as sent (assets: too many)' });
     expect(outbox.size).toBe(1);
-    outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'the result is not valid as sent (job_id: too long)' });
+    expect(frames).toHaveLength(2);
+    for (let i = 2; i < MAX_STORE_REFUSALS; i++) outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'x' });
+    expect(outbox.size).toBe(1);
+    outbox.refused({ job_id: 'j1', code: 'invalid', reason: 'x' });
     expect(outbox.size).toBe(0);
     expect(frames).toHaveLength(2);
   });

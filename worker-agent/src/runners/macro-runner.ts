@@ -12,14 +12,16 @@ export interface MacroResult {
 export async function runMacro(work: PageWork, spec: MacroSpec): Promise<RunnerOutput> {
   const values: Record<string, unknown> = {};
   const assets: RunnerOutput['assets'] = [];
-  // What the result holds so far (JSON of the values, screenshots' bytes), checked after every
-  // step: a macro stops where it passes the cap instead of piling up hundreds of MB (a sum past
-  // V8's longest string once crashed the agent when the result was serialised at the end).
-  const parts = new Map<string, number>();
+  // What the result holds so far, as the link will carry it (values' JSON in UTF-8 bytes,
+  // screenshots in base64), checked after every step: a macro stops where it passes the cap
+  // instead of piling up hundreds of MB (a sum past V8's longest string once crashed the agent
+  // when the result was serialised at the end). A value named again replaces the earlier one (as
+  // in `values`); every screenshot counts, same name or not (each stays in `assets`).
+  const parts = new Map<string, { name: string; bytes: number; counted: number }>();
   let size = 0;
-  const add = (name: string, bytes: number) => {
-    size += bytes - (parts.get(name) ?? 0);
-    parts.set(name, bytes);
+  const add = (key: string, name: string, bytes: number, counted: number) => {
+    size += counted - (parts.get(key)?.counted ?? 0);
+    parts.set(key, { name, bytes, counted });
   };
   for (const [i, step] of spec.steps.entries()) {
     let out;
@@ -31,15 +33,15 @@ export async function runMacro(work: PageWork, spec: MacroSpec): Promise<RunnerO
     }
     if (out.name !== undefined) {
       values[out.name] = out.value;
-      add(`the value ${out.name}`, out.chars ?? 0);
+      add(`value ${out.name}`, `the value ${out.name}`, out.bytes ?? 0, out.bytes ?? 0);
     }
     if (out.asset) {
       assets.push(out.asset);
-      add(out.asset.name, Math.floor((out.asset.data_base64.length * 3) / 4));
+      add(`step ${i + 1}`, out.asset.name, Math.floor((out.asset.data_base64.length * 3) / 4), out.asset.data_base64.length);
     }
     if (work.maxResultBytes !== undefined && size > work.maxResultBytes) {
-      const [name, bytes] = [...parts].reduce((a, b) => (b[1] > a[1] ? b : a));
-      throw new StepFailed(i + 1, tooLarge(size, work.maxResultBytes, { name, bytes }), undefined);
+      const largest = [...parts.values()].reduce((a, b) => (b.bytes > a.bytes ? b : a));
+      throw new StepFailed(i + 1, tooLarge(size, work.maxResultBytes, largest), undefined);
     }
   }
   const result: MacroResult = { values, steps: spec.steps.length };

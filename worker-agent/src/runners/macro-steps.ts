@@ -7,8 +7,8 @@ export interface StepOutput {
   /** Present for ops that produce a value (extract, eval): stored under `name`. */
   name?: string;
   value?: unknown;
-  /** The value's length as JSON (what it adds to the result). */
-  chars?: number;
+  /** The value's JSON in UTF-8 bytes (what it adds to the result as sent). */
+  bytes?: number;
   asset?: Asset;
   /** goto only: what the navigation answered. */
   navigation?: { status_code: number | null; final_url: string };
@@ -63,13 +63,18 @@ export const MAX_FULL_PAGE_PIXELS = 16_000_000;
  * measured is cut at the size measured, never past the bound.
  */
 async function fullPageShot(page: PageWork['page']): Promise<Uint8Array> {
-  const size = await page.evaluate(() => {
-    const d = document.documentElement;
-    const b = document.body;
-    return { width: Math.max(d.scrollWidth, b?.scrollWidth ?? 0, d.clientWidth), height: Math.max(d.scrollHeight, b?.scrollHeight ?? 0, d.clientHeight) };
-  });
+  // Chrome's own layout figures (what Puppeteer's fullPage uses), not the page's script, which
+  // could report any size through overridden getters.
+  const cdp = await page.createCDPSession();
+  let size: { width: number; height: number };
+  try {
+    size = (await cdp.send('Page.getLayoutMetrics')).cssContentSize;
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
   const width = Math.ceil(size.width);
   const height = Math.ceil(size.height);
+  if (!(width > 0 && height > 0)) throw new Error(`full_page screenshot: the page has no size to capture (${width} x ${height})`);
   if (width * height > MAX_FULL_PAGE_PIXELS) {
     throw new Error(`full_page screenshot of ${width} x ${height} px (${((width * height) / 1e6).toFixed(1)} MP) is over the limit of ${MAX_FULL_PAGE_PIXELS / 1e6} MP: take a viewport screenshot, or of a shorter page`);
   }
@@ -95,15 +100,15 @@ async function extractValue(page: PageWork['page'], step: ExtractStep): Promise<
 }
 
 /** Results travel as JSON: undefined becomes null, functions and cycles are refused clearly. */
-function jsonValue(value: unknown): { value: unknown; chars: number } {
-  if (value === undefined) return { value: null, chars: 4 };
+function jsonValue(value: unknown): { value: unknown; bytes: number } {
+  if (value === undefined) return { value: null, bytes: 4 };
   let json: string;
   try {
     json = JSON.stringify(value);
   } catch (err) {
     throw new Error(`the expression's value is not JSON-serialisable: ${(err as Error).message}`);
   }
-  return { value: JSON.parse(json) as unknown, chars: json.length };
+  return { value: JSON.parse(json) as unknown, bytes: Buffer.byteLength(json, 'utf8') };
 }
 
 /** A macro step that failed: its number travels as the job's `failed_step`. */
