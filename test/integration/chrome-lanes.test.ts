@@ -146,6 +146,17 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(big.error).toMatch(/full_page screenshot of 2000 x 30000 px \(60\.0 MP\) is over the limit of 16 MP/);
   });
 
+  it('every screenshot counts against the result cap, same name or not: the macro stops at the step that passes it', async () => {
+    const one = await pool.lanes[0].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'screenshot', name: 'x' }] } }, ctx());
+    const b64 = one.assets![0].data_base64.length;
+    // Room for two and a half: the third screenshot named x passes the cap (all of them stay in assets).
+    const steps = [{ op: 'goto', url: `${base}/form` }, ...Array.from({ length: 6 }, () => ({ op: 'screenshot', name: 'x' }))];
+    const out = await pool.lanes[0].runJob({ kind: 'macro', spec: { steps } } as RunnableJob, { ...ctx(), maxResultBytes: Math.floor(b64 * 2.5) });
+    expect(out.status).toBe('failed');
+    expect(out.error).toMatch(/^result too large: .* over PAPRIKA_MAX_RESULT_BYTES .*; its largest part is x\.png/);
+    expect(out.result).toEqual({ failed_step: 4 });
+  });
+
   it('an idle lane\'s Chrome runs a renderer only for its pages: no spare renderer, no browser UI no one sees', async () => {
     await Promise.all(pool.lanes.map((l) => l.runJob({ kind: 'fetch', spec: { url: `${base}/form` } }, ctx())));
     await Promise.all(pool.lanes.map((l) => l.idle()));
@@ -195,7 +206,7 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(out).toMatchObject({ status: 'failed' });
     expect(out.error).toMatch(/^chrome crashed: hung \(no answer to a CDP call within 2 s\)/);
     const next = await lane.runJob({ kind: 'fetch', spec: { url: `${base}/form` } }, ctx());
-    expect(next.status).toBe('succeeded');
+    expect(next).toMatchObject({ status: 'succeeded' });
     expect(lane.pid).not.toBe(pidBefore);
   });
 
