@@ -86,40 +86,33 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('a Redis that forgets, 
     expect(pair.every((a) => a.agent.runner.inFlight === 0)).toBe(true);
   });
 
-  it('7: after Redis restarts empty, owner keys are back within a heartbeat: a cancel and a status change through another hub reach the worker', async () => {
+  /** Two hubs, a worker on `owner` running a long job; `hurt` damages its owner key, which must come back to `owner`. */
+  async function ownerKeyHeals(hurt: (key: string, owner: TestHub, other: TestHub) => Promise<void>) {
     const timing = { PAPRIKA_HEARTBEAT_S: '0.3', PAPRIKA_WORKER_TTL_S: '2', PAPRIKA_HUB_HEARTBEAT_S: '0.3', PAPRIKA_HUB_TTL_S: '2' };
     const owner = await hub(timing);
     const other = await hub(timing);
     const a = await agent(owner.url, 1, 0.3);
     const job = await post(`${owner.url}/jobs`, { kind: 'sleep', spec: { ms: 60_000 } });
     expect(job.status).toBe('running');
-    await redis.restart();
     const key = `forgetful:worker:${a.workerId}:owner`;
-    await waitFor('owner key republished', async () => (await admin.get(key).catch(() => null)) === owner.hub.config.hubId);
+    await hurt(key, owner, other);
+    await waitFor('owner key back on the owner hub', async () => (await admin.get(key).catch(() => null)) === owner.hub.config.hubId);
     await waitFor('the other hub sees the owner hub', async () => (await fetch(`${other.url}/admin/hubs`).then(json)).hubs?.some((h: { hub_id: string; alive: boolean }) => h.hub_id === owner.hub.config.hubId && h.alive));
+    // A status change and a cancel sent through the other hub reach the worker.
     const patched = await fetch(`${other.url}/admin/workers/${a.workerId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) }).then(json);
     expect(patched.applied_by).toBe(owner.hub.config.hubId);
     expect(owner.hub.localLinks.get(a.workerId)?.status).toBe('drain');
     const canceled = await post(`${other.url}/jobs/${job.id}/cancel`, {});
     expect(canceled.status).toBe('canceled');
     await waitFor('the worker stopped the job', async () => a.agent.runner.inFlight === 0);
+  }
+
+  it('7: after Redis restarts empty, owner keys are back within a heartbeat: a cancel and a status change through another hub reach the worker', async () => {
+    await ownerKeyHeals(() => redis.restart());
   });
+
   it('8: an owner key naming another hub (Redis restored from an older snapshot) is put right by the next heartbeat: a cancel and a drain through the other hub reach the worker', async () => {
-    const timing = { PAPRIKA_HEARTBEAT_S: '0.3', PAPRIKA_WORKER_TTL_S: '2', PAPRIKA_HUB_HEARTBEAT_S: '0.3', PAPRIKA_HUB_TTL_S: '2' };
-    const owner = await hub(timing);
-    const other = await hub(timing);
-    const a = await agent(owner.url, 1, 0.3);
-    const job = await post(`${owner.url}/jobs`, { kind: 'sleep', spec: { ms: 60_000 } });
-    expect(job.status).toBe('running');
     // What a restore leaves: the key names the hub the worker was on when the snapshot was taken.
-    const key = `forgetful:worker:${a.workerId}:owner`;
-    await admin.set(key, other.hub.config.hubId, 'PX', 60_000);
-    await waitFor('owner key put right', async () => (await admin.get(key)) === owner.hub.config.hubId);
-    const patched = await fetch(`${other.url}/admin/workers/${a.workerId}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'drain' }) }).then(json);
-    expect(patched.applied_by).toBe(owner.hub.config.hubId);
-    expect(owner.hub.localLinks.get(a.workerId)?.status).toBe('drain');
-    const canceled = await post(`${other.url}/jobs/${job.id}/cancel`, {});
-    expect(canceled.status).toBe('canceled');
-    await waitFor('the worker stopped the job', async () => a.agent.runner.inFlight === 0);
+    await ownerKeyHeals(async (key, _owner, other) => void (await admin.set(key, other.hub.config.hubId, 'PX', 60_000)));
   });
 });
