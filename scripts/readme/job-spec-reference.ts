@@ -88,7 +88,7 @@ export const OP_NOTES: Record<string, { does: string; fields: Record<string, Fie
     fields: { expression: { meaning: 'the expression' }, name: { meaning: 'key in `result.values` for the value', default: 'value not kept' } },
   },
   ping: {
-    does: 'session only: answers `{pong: true, worker_id, lane}` without touching the page',
+    does: 'session only: answers `{pong: true, worker_id, lane, hub_id}` without touching the page',
     fields: {},
   },
 };
@@ -227,7 +227,7 @@ export function renderJobSpecReference(): string {
     '',
     `Session commands (\`POST /sessions/:id/commands\`) take one step of the same shape, run on the session's page (kept open between commands), plus ${sessionOnly
       .map((op) => `\`{op: "${op}"}\` (${OP_NOTES[op].does.replace(/^session only: /, '')})`)
-      .join(', ')}.`,
+      .join(', ')}. Each answers with what its step made: \`goto\` → \`{status_code, final_url}\`; \`eval\` and \`extract\` → \`{name, value}\` (\`{value}\` without a name); \`screenshot\` → \`{asset: {name, content_type, data_base64}}\`, the PNG inline (a session keeps no assets); \`click\`, \`type\` and \`wait_for\` → \`{ok: true}\`. A reply over \`PAPRIKA_MAX_RESULT_BYTES\` is a 400 \`result too large\`.`,
   );
   return lines.join('\n');
 }

@@ -19,7 +19,7 @@ export function HubIdent() {
   return (
     <span className="hub-name" title={title} data-testid="hub-ident">
       {feedHub ?? '…'}
-      {alive > 1 ? ` · 1 of ${alive} hubs` : ''}
+      {alive > 1 ? ` · ${alive} hubs live` : ''}
       {config ? ` · v${config.version}` : ''}
     </span>
   );
