@@ -57,7 +57,7 @@ export interface AgentOptions {
   /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large` (default 8 MB). */
   maxResultBytes?: number;
   /** How long the hub may leave a ping unanswered before the link counts as dead (default: 3 heartbeat periods, at least 5 s). */
-linkSilenceMs?: number;
+  linkSilenceMs?: number;
   /** How long a link's WebSocket handshake may take (default 10 s; tests shorten it). */
   handshakeTimeoutMs?: number;
   /** The hub refused this agent for good (its credential, or its id is another agent's): the process should exit (main.ts does). */

@@ -73,7 +73,8 @@ export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; sec
       }
     } catch (err) {
       if (err instanceof CredentialRejectedError) throw err;
-      o.log.warn({ hub: o.hubUrl, err: fetchFailure(err) }, `hub unreachable for registration at ${o.hubUrl} (${fetchFailure(err)}); retrying`);
+      const why = fetchFailure(err);
+      o.log.warn({ hub: o.hubUrl, err: why }, `hub unreachable for registration at ${o.hubUrl} (${why}); retrying`);
     }
     if (o.stopped()) throw new Error('agent stopped');
     await new Promise((r) => setTimeout(r, waitMs));

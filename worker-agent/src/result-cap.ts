@@ -17,6 +17,12 @@ export function frameSize(msg: WorkerMessageBody): number {
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
+/** The bytes a base64 text decodes to (an asset's size as stored). */
+export const base64Bytes = (b64: string) => Math.floor((b64.length * 3) / 4);
+
+/** What a result or reply that JSON.stringify refused (past V8's longest string, a BigInt) is reported as. */
+const unserialisable = (err: unknown) => `result cannot be serialised (${err instanceof Error ? err.message : String(err)}): return less`;
+
 /**
  * The result as it may be sent: unchanged, its value moved to an asset, or `failed: result too
  * large`. Never throws: a result too big to serialise at all (past V8's longest string, ~512 MB
@@ -26,7 +32,7 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
   try {
     return capSerialisable(r, maxBytes);
   } catch (err) {
-    return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: `result cannot be serialised (${err instanceof Error ? err.message : String(err)}): return less` };
+    return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: unserialisable(err) };
   }
 }
 
@@ -46,7 +52,7 @@ function capSerialisable(r: JobResult, maxBytes: number): JobResult {
   if (count > MAX_ASSETS) return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: `result has ${count} assets, over the limit of ${MAX_ASSETS}` };
   const size = frameSize(out);
   if (size <= maxBytes) return out;
-  const parts = (out.assets ?? []).map((a) => ({ name: a.name, bytes: Math.floor((a.data_base64.length * 3) / 4) }));
+  const parts = (out.assets ?? []).map((a) => ({ name: a.name, bytes: base64Bytes(a.data_base64) }));
   const largest = parts.sort((a, b) => b.bytes - a.bytes)[0];
   return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: tooLarge(size, maxBytes, largest) };
 }
@@ -68,8 +74,8 @@ export function capSessionReply(r: SessionReply, maxBytes: number): SessionReply
   try {
     size = frameSize(r);
   } catch (err) {
-    return { type: 'session_reply', request_id: r.request_id, ok: false, error: `result cannot be serialised (${err instanceof Error ? err.message : String(err)}): return less` };
+    return { type: 'session_reply', request_id: r.request_id, ok: false, error: unserialisable(err) };
   }
   if (size <= maxBytes) return r;
-  return { type: 'session_reply', request_id: r.request_id, ok: false, error: `result too large: ${mb(size)} is over PAPRIKA_MAX_RESULT_BYTES (${mb(maxBytes)}); return less (a selector's text, not the page; no full_page screenshot)` };
+  return { type: 'session_reply', request_id: r.request_id, ok: false, error: `${tooLarge(size, maxBytes)}; return less (a selector's text, not the page; no full_page screenshot)` };
 }

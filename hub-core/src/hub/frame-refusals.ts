@@ -25,14 +25,14 @@ function head(data: RawData, bytes = 4096): string {
  * The reply to a job_result that is not valid (`error`/`details` from the schema), naming what
  * failed; undefined for any other frame (those get an error reply).
  */
-export function unreadableResultReply(data: RawData, details: unknown): { text: string; jobId: string } | undefined {
+export function unreadableResultReply(data: RawData, details: unknown): string | undefined {
   const start = head(data);
   const jobId = TYPE.exec(start)?.[1] === 'job_result' ? JOB_ID.exec(start)?.[1] : undefined;
   if (!jobId) return undefined;
   const issues = Array.isArray(details) ? (details as Array<{ path: string; message: string }>) : [];
   const what = issues.map((i) => `${i.path}: ${i.message}`).join('; ') || 'not a valid job_result';
   const reason = `the result is not valid as sent (${what})`.slice(0, 2000);
-  return { text: encode({ type: 'result_refused', job_id: jobId, code: 'invalid', reason }), jobId };
+  return encode({ type: 'result_refused', job_id: jobId, code: 'invalid', reason });
 }
 
 /**

@@ -112,7 +112,7 @@ export class LinkService {
       }
       this.d.log.warn({ worker_id: workerId, error, details }, 'bad message from worker');
       const refusal = data === undefined ? undefined : unreadableResultReply(data, details);
-      if (refusal) socket.send(refusal.text).catch(() => {});
+      if (refusal) socket.send(refusal).catch(() => {});
       else void sendError(socket, error, details);
     };
     let closeDone!: () => void;

@@ -1,6 +1,6 @@
 // `macro` {steps}: run the steps in order on one page; the first failing step fails the job.
 import type { MacroSpec } from 'paprika/wire';
-import { tooLarge } from '../result-cap.ts';
+import { base64Bytes, tooLarge } from '../result-cap.ts';
 import { runStep, StepFailed, stepFailure } from './macro-steps.ts';
 import type { PageWork, RunnerOutput } from './page-job.ts';
 
@@ -37,7 +37,7 @@ export async function runMacro(work: PageWork, spec: MacroSpec): Promise<RunnerO
     }
     if (out.asset) {
       assets.push(out.asset);
-      add(`step ${i + 1}`, out.asset.name, Math.floor((out.asset.data_base64.length * 3) / 4), out.asset.data_base64.length);
+      add(`step ${i + 1}`, out.asset.name, base64Bytes(out.asset.data_base64), out.asset.data_base64.length);
     }
     if (work.maxResultBytes !== undefined && size > work.maxResultBytes) {
       const largest = [...parts.values()].reduce((a, b) => (b.bytes > a.bytes ? b : a));
