@@ -8,8 +8,8 @@ import { installConsoleSession, registerConsoleScheme, type HubLink } from './co
 import { chooseHubTarget, embeddedHubEnv, type HubTarget } from './hub-mode.ts';
 import { IPC } from './ipc-channels.ts';
 import { canOpenExternally, CONSOLE_START_URL, isConsoleUrl } from './navigation-policy.ts';
-import { applySettingsInput, parseSettingsFile, serialiseSettings, settingsView, validateSettingsInput, type StoredSettings } from './settings.ts';
-import { openToken, sealToken } from './token-vault.ts';
+import { applySettingsInput, parseSettingsFile, serialiseSettings, settingsView, tokenCipherFor, validateSettingsInput, type StoredSettings } from './settings.ts';
+import { canSeal, openToken, sealToken } from './token-vault.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // electron-dist/electron/main.js → the app root holds renderer/dist.
@@ -41,7 +41,11 @@ async function saveSettingsFile(s: StoredSettings): Promise<void> {
 }
 
 async function connect(target: HubTarget): Promise<HubLink> {
-  if (target.kind === 'remote') return { url: target.url, token: openToken(safeStorage, settings.tokenCipher) };
+  if (target.kind === 'remote') {
+    const cipher = tokenCipherFor(settings, target.url);
+    if (cipher === null && settings.tokenHub) console.warn(`[paprika] the stored admin token is for ${settings.tokenHub}, not ${target.url}: not sent (the console asks for this hub's)`);
+    return { url: target.url, token: openToken(safeStorage, cipher) };
+  }
   // Imported only when needed, so a remote-only session never loads the hub and its drivers.
   const { startHub } = await import('../hub-core/src/app/hub.ts');
   const dataDir = path.join(app.getPath('userData'), 'hub-data');
@@ -89,7 +93,7 @@ function createWindow(): BrowserWindow {
 
 function registerIpc(): void {
   ipcMain.handle(IPC.getHubUrl, () => link?.url ?? '');
-  ipcMain.handle(IPC.getSettings, () => settingsView(settings, safeStorage.isEncryptionAvailable()));
+  ipcMain.handle(IPC.getSettings, () => settingsView(settings, canSeal(safeStorage)));
   ipcMain.handle(IPC.openExternal, async (_e, url: unknown) => {
     if (typeof url !== 'string' || !canOpenExternally(url)) return false;
     await shell.openExternal(url);

@@ -43,8 +43,13 @@ export function isHubRequest(url: string, hubUrl: string): boolean {
 
 export type ConsoleRoute = { kind: 'file'; path: string } | { kind: 'hub'; path: string } | { kind: 'deny' };
 
-/** API paths the console uses; everything else on the hub is not the window's business. */
-const HUB_PATHS = [/^\/admin\/(config|workers|hubs|stats)$/, /^\/admin\/workers\/[A-Za-z0-9_-]{1,100}$/, /^\/admin\/workers\/[A-Za-z0-9_-]{1,100}\/lanes\/\d{1,4}\/view$/, /^\/jobs$/, /^\/jobs\/[0-9a-f-]{36}(\/cancel|\/assets\/[A-Za-z0-9_.-]{1,200})?$/];
+/** API paths the console uses (renderer/src/api/client.ts; a test calls every one); everything else on the hub is not the window's business. */
+const HUB_PATHS = [
+  /^\/admin\/(config|workers|hubs|stats|stats\/history|queue)$/,
+  /^\/admin\/workers\/[A-Za-z0-9_-]{1,100}(\/detail|\/reset-credentials|\/lanes\/\d{1,4}\/view)?$/,
+  /^\/jobs$/,
+  /^\/jobs\/[0-9a-f-]{36}(\/cancel|\/assets\/[A-Za-z0-9_.-]{1,200})?$/,
+];
 
 /**
  * app://console/<path>: the built console's files, or an API call passed on to the hub by

@@ -11,9 +11,11 @@ export interface StoredSettings {
   embeddedPort: number;
   /** base64 of safeStorage.encryptString(token); never the token itself. */
   tokenCipher: string | null;
+  /** The hub URL the token was entered for: it is sent to that hub only (never to a `--hub` or a new URL). */
+  tokenHub: string | null;
 }
 
-export const DEFAULT_SETTINGS: Readonly<StoredSettings> = Object.freeze({ mode: 'embedded', remoteUrl: '', embeddedPort: 8080, tokenCipher: null });
+export const DEFAULT_SETTINGS: Readonly<StoredSettings> = Object.freeze({ mode: 'embedded', remoteUrl: '', embeddedPort: 8080, tokenCipher: null, tokenHub: null });
 
 /** What the renderer may send to saveSettings(). */
 export interface SettingsInput {
@@ -67,6 +69,15 @@ export function parseSettingsFile(text: string | null): { settings: StoredSettin
   if (validPort(r.embeddedPort)) s.embeddedPort = r.embeddedPort;
   else if (r.embeddedPort !== undefined) problems.push('embeddedPort is not a port number');
   if (typeof r.tokenCipher === 'string' && /^[A-Za-z0-9+/=]+$/.test(r.tokenCipher)) s.tokenCipher = r.tokenCipher;
+  if (s.tokenCipher !== null) {
+    // Files written before tokenHub existed: the token was entered with the URL saved beside it.
+    const hub = typeof r.tokenHub === 'string' ? normaliseHubUrl(r.tokenHub) : r.tokenHub === undefined && s.remoteUrl ? s.remoteUrl : null;
+    if (hub) s.tokenHub = hub;
+    else {
+      problems.push('the stored token names no hub URL; it is dropped (enter it again in the settings)');
+      s.tokenCipher = null;
+    }
+  }
   // A remote mode without a usable URL cannot connect: say so and run the local hub instead.
   if (s.mode === 'remote' && !s.remoteUrl) {
     problems.push('remote mode without a valid remoteUrl; using the embedded hub');
@@ -76,7 +87,7 @@ export function parseSettingsFile(text: string | null): { settings: StoredSettin
 }
 
 export function serialiseSettings(s: StoredSettings): string {
-  const out: StoredSettings = { mode: s.mode, remoteUrl: s.remoteUrl, embeddedPort: s.embeddedPort, tokenCipher: s.tokenCipher };
+  const out: StoredSettings = { mode: s.mode, remoteUrl: s.remoteUrl, embeddedPort: s.embeddedPort, tokenCipher: s.tokenCipher, tokenHub: s.tokenHub };
   return JSON.stringify(out, null, 2) + '\n';
 }
 
@@ -96,19 +107,33 @@ export function validateSettingsInput(input: unknown): Checked<SettingsInput> {
   return { ok: true, value: { mode: r.mode as HubMode, remoteUrl: remoteUrl ?? '', embeddedPort: r.embeddedPort as number, adminToken: r.adminToken as string | undefined } };
 }
 
-/** The new stored settings after a validated save; `seal` encrypts, or returns null when it cannot. */
+/**
+ * The new stored settings after a validated save; `seal` encrypts, or returns null when it cannot.
+ * A new token is bound to the hub URL saved with it; a kept one stays bound to its own hub, so
+ * pointing the app at another URL does not hand that hub the token.
+ */
 export function applySettingsInput(cur: StoredSettings, input: SettingsInput, seal: (token: string) => string | null): Checked<StoredSettings> {
   let tokenCipher = cur.tokenCipher;
-  if (input.adminToken === '') tokenCipher = null;
-  else if (input.adminToken !== undefined) {
+  let tokenHub = cur.tokenHub;
+  if (input.adminToken === '') {
+    tokenCipher = null;
+    tokenHub = null;
+  } else if (input.adminToken !== undefined) {
+    if (!input.remoteUrl) return { ok: false, errors: ['a token is stored for a hub URL: enter the hub URL it is for'] };
     tokenCipher = seal(input.adminToken);
     // Never fall back to plaintext on disk.
     if (tokenCipher === null) return { ok: false, errors: ['OS encryption is unavailable: the token cannot be stored; enter it in the console instead'] };
+    tokenHub = input.remoteUrl;
   }
-  return { ok: true, value: { mode: input.mode, remoteUrl: input.remoteUrl, embeddedPort: input.embeddedPort, tokenCipher } };
+  return { ok: true, value: { mode: input.mode, remoteUrl: input.remoteUrl, embeddedPort: input.embeddedPort, tokenCipher, tokenHub } };
 }
 
-/** What the renderer may see of the settings: never the token or its ciphertext. */
+/** The stored token's ciphertext when it was entered for this hub URL, else null. */
+export function tokenCipherFor(s: StoredSettings, hubUrl: string): string | null {
+  return s.tokenCipher !== null && s.tokenHub === hubUrl ? s.tokenCipher : null;
+}
+
+/** What the renderer may see of the settings: never the token or its ciphertext, only which hub it is for. */
 export function settingsView(s: StoredSettings, encryptionAvailable: boolean) {
-  return { mode: s.mode, remoteUrl: s.remoteUrl, embeddedPort: s.embeddedPort, hasToken: s.tokenCipher !== null, encryptionAvailable };
+  return { mode: s.mode, remoteUrl: s.remoteUrl, embeddedPort: s.embeddedPort, hasToken: s.tokenCipher !== null, tokenHub: s.tokenCipher !== null ? s.tokenHub : null, encryptionAvailable };
 }

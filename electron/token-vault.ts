@@ -5,10 +5,21 @@ export interface SafeStorageLike {
   isEncryptionAvailable(): boolean;
   encryptString(plain: string): Buffer;
   decryptString(cipher: Buffer): string;
+  /** Linux only (Electron's safeStorage); absent elsewhere. */
+  getSelectedStorageBackend?(): string;
+}
+
+/**
+ * Whether a token may be written to disk. On Linux without a keyring Electron still "encrypts",
+ * with a password built into Chromium (backend `basic_text`): anyone who can read the settings
+ * file could read the token, so that counts as no encryption.
+ */
+export function canSeal(safe: SafeStorageLike): boolean {
+  return safe.isEncryptionAvailable() && safe.getSelectedStorageBackend?.() !== 'basic_text';
 }
 
 export function sealToken(safe: SafeStorageLike, token: string): string | null {
-  if (!safe.isEncryptionAvailable()) return null;
+  if (!canSeal(safe)) return null;
   return safe.encryptString(token).toString('base64');
 }
 

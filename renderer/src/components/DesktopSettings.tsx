@@ -22,6 +22,7 @@ export function DesktopSettings({ onClose }: { onClose(): void }) {
   }, [bridge]);
 
   if (!bridge) return null;
+  const storedFor = !view?.tokenHub ? null : view.tokenHub === remoteUrl.trim().replace(/\/+$/, '') ? 'this' : 'other';
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const res = await bridge.saveSettings({ mode, remoteUrl, embeddedPort: Number(port), adminToken: token === '' ? undefined : token });
@@ -51,8 +52,9 @@ export function DesktopSettings({ onClose }: { onClose(): void }) {
             </label>
             <label className="field">
               Admin token (PAPRIKA_ADMIN_TOKEN){' '}
-              <input type="password" value={token} onChange={(e) => setToken(e.target.value)} placeholder={view?.hasToken ? '(stored — leave empty to keep)' : 'PAPRIKA_ADMIN_TOKEN'} />
+              <input type="password" value={token} onChange={(e) => setToken(e.target.value)} placeholder={storedFor === 'this' ? '(stored — leave empty to keep)' : 'PAPRIKA_ADMIN_TOKEN'} />
             </label>
+            {storedFor === 'other' && <p className="muted">The stored token is for {view?.tokenHub} and is sent there only: enter this hub's token, or leave it empty and the console asks.</p>}
             <p className="muted">If jobs on this hub need a different API token (PAPRIKA_API_TOKEN), the console asks for it.</p>
             {view && !view.encryptionAvailable && <p className="muted">OS encryption is unavailable: the token cannot be stored and must be entered in the console.</p>}
           </>

@@ -1,7 +1,7 @@
 // What the operator can do from the console. Components call these; these call the API
 // client and write the results into the stores.
 import { ApiError, type ApiClient } from '../api/client.ts';
-import { TOKEN_KEYS, tokenToSend, type TokenScope } from '../model/hub-tokens.ts';
+import { tokenKey, tokenToSend, type TokenScope } from '../model/hub-tokens.ts';
 import { isImageAsset } from '../model/job-list.ts';
 import { needsConfirm } from '../model/worker-table.ts';
 import { connectionStore } from '../stores/connection.ts';
@@ -270,8 +270,8 @@ export class ConsoleActions {
   }
 
   saveToken(token: string, scope: TokenScope = 'admin'): void {
-    if (token) localStorage.setItem(TOKEN_KEYS[scope], token);
-    else localStorage.removeItem(TOKEN_KEYS[scope]);
+    if (token) localStorage.setItem(tokenKey(scope, desktopHub), token);
+    else localStorage.removeItem(tokenKey(scope, desktopHub));
     // The question is answered; the calls below ask again if the hub still refuses.
     if (connectionStore.getState().apiAuth === 'asking') connectionStore.getState().setApiAuth('ok');
     this.feed.restart();
@@ -317,9 +317,15 @@ export class ConsoleActions {
   }
 }
 
+/** The hub the desktop app is pointed at ('' in a browser): typed tokens are kept per hub there. */
+let desktopHub = '';
+export function setDesktopHub(url: string): void {
+  desktopHub = url;
+}
+
 function kept(scope: TokenScope): string | null {
   try {
-    return localStorage.getItem(TOKEN_KEYS[scope]);
+    return localStorage.getItem(tokenKey(scope, desktopHub));
   } catch {
     return null;
   }

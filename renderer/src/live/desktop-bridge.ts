@@ -6,6 +6,8 @@ export interface DesktopSettingsView {
   remoteUrl: string;
   embeddedPort: number;
   hasToken: boolean;
+  /** The hub URL the stored token was entered for: it is sent to that hub only. */
+  tokenHub: string | null;
   encryptionAvailable: boolean;
 }
 

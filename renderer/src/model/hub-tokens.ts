@@ -7,6 +7,15 @@ export type TokenScope = 'admin' | 'api';
 /** localStorage keys; the admin one predates the API token and is kept as it was. */
 export const TOKEN_KEYS: Readonly<Record<TokenScope, string>> = { admin: 'paprika.adminToken', api: 'paprika.apiToken' };
 
+/**
+ * Where a token typed into the console is kept. In a browser the console's origin is its hub,
+ * so the plain key is that hub's. The desktop app's origin (app://console) is the same for every
+ * hub it is pointed at: there the key names the hub, so a token never follows a switch to another.
+ */
+export function tokenKey(scope: TokenScope, desktopHubUrl: string): string {
+  return desktopHubUrl ? `${TOKEN_KEYS[scope]}@${desktopHubUrl}` : TOKEN_KEYS[scope];
+}
+
 export function tokenScopeFor(path: string): TokenScope {
   return /^\/(jobs|sessions)(?=[/?]|$)/.test(path) ? 'api' : 'admin';
 }

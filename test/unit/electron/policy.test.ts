@@ -3,7 +3,9 @@ import { consoleCsp } from '../../../electron/csp.ts';
 import { chooseHubTarget, embeddedHubEnv } from '../../../electron/hub-mode.ts';
 import { canOpenExternally, isConsoleUrl, isHubRequest, routeConsoleRequest } from '../../../electron/navigation-policy.ts';
 import { DEFAULT_SETTINGS } from '../../../electron/settings.ts';
-import { openToken, sealToken, type SafeStorageLike } from '../../../electron/token-vault.ts';
+import { canSeal, openToken, sealToken, type SafeStorageLike } from '../../../electron/token-vault.ts';
+import { createApiClient } from '../../../renderer/src/api/client.ts';
+import { tokenKey } from '../../../renderer/src/model/hub-tokens.ts';
 
 describe('hub mode selection', () => {
   const remote = { ...DEFAULT_SETTINGS, mode: 'remote' as const, remoteUrl: 'https://hub.example' };
@@ -105,5 +107,57 @@ describe('token vault', () => {
     expect(openToken(fake(false), 'abc')).toBeNull();
     expect(openToken(fake(true), Buffer.from('bad').toString('base64'))).toBeNull();
     expect(openToken(fake(true), null)).toBeNull();
+  });
+
+  it("treats Linux's keyring-less backend (a password built into Chromium) as no encryption", () => {
+    const linux = (backend: string): SafeStorageLike => ({ ...fake(true), getSelectedStorageBackend: () => backend });
+    expect(canSeal(linux('basic_text'))).toBe(false);
+    expect(sealToken(linux('basic_text'), 'secret')).toBeNull();
+    expect(canSeal(linux('gnome_libsecret'))).toBe(true);
+    expect(canSeal(fake(true))).toBe(true); // macOS, Windows: no such method
+  });
+});
+
+describe('tokens typed into the console', () => {
+  it('are kept per hub in the desktop app (one origin for every hub), under the plain key in a browser', () => {
+    expect(tokenKey('admin', '')).toBe('paprika.adminToken');
+    expect(tokenKey('api', 'https://prod.example')).not.toBe(tokenKey('api', 'http://test.example'));
+    expect(tokenKey('admin', 'https://prod.example')).not.toBe(tokenKey('admin', ''));
+  });
+});
+
+describe("the console's API calls in the desktop app", () => {
+  it('every HTTP call the console makes is passed on to the hub', async () => {
+    const seen: string[] = [];
+    const fetchImpl = (async (input: RequestInfo | URL) => {
+      seen.push(String(input));
+      return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+    }) as typeof fetch;
+    const client = createApiClient({ baseUrl: 'app://console', getToken: () => null, fetchImpl });
+    const id = '0b9c2f3e-1111-4111-8111-111111111111';
+    const calls: Record<string, () => Promise<unknown>> = {
+      config: () => client.config(),
+      workers: () => client.workers(),
+      hubs: () => client.hubs(),
+      stats: () => client.stats(),
+      workerDetail: () => client.workerDetail('w-1'),
+      queue: () => client.queue(),
+      statsHistory: () => client.statsHistory('1h'),
+      setWorkerStatus: () => client.setWorkerStatus('w-1', 'drain'),
+      resetWorkerCredentials: () => client.resetWorkerCredentials('w-1'),
+      forgetWorker: () => client.forgetWorker('w-1'),
+      laneView: () => client.laneView('w-1', 2),
+      jobs: () => client.jobs({ status: 'failed', before: 'x' }),
+      job: () => client.job(id),
+      cancelJob: () => client.cancelJob(id),
+      rerunJob: () => client.rerunJob(id),
+      assetBlob: () => client.assetBlob(id, 'screenshot.png'),
+    };
+    // Every HTTP method of the client is listed (the socket URLs are not fetched).
+    const notHttp = ['eventsUrl', 'wallUrl', 'eventsProtocols'];
+    expect(Object.keys(client).filter((k) => !notHttp.includes(k)).sort()).toEqual(Object.keys(calls).sort());
+    for (const call of Object.values(calls)) await call();
+    const refused = seen.filter((url) => routeConsoleRequest(url).kind !== 'hub');
+    expect(refused).toEqual([]);
   });
 });

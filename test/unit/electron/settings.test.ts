@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applySettingsInput, DEFAULT_SETTINGS, normaliseHubUrl, parseSettingsFile, serialiseSettings, settingsView, validateSettingsInput } from '../../../electron/settings.ts';
+import { applySettingsInput, DEFAULT_SETTINGS, normaliseHubUrl, parseSettingsFile, serialiseSettings, settingsView, tokenCipherFor, validateSettingsInput } from '../../../electron/settings.ts';
 
 describe('desktop settings file', () => {
   it('uses defaults when the file is missing, not JSON or not an object', () => {
@@ -9,7 +9,7 @@ describe('desktop settings file', () => {
   });
 
   it('round-trips what it writes', () => {
-    const s = { mode: 'remote' as const, remoteUrl: 'https://hub.example:8443', embeddedPort: 9000, tokenCipher: 'YWJj' };
+    const s = { mode: 'remote' as const, remoteUrl: 'https://hub.example:8443', embeddedPort: 9000, tokenCipher: 'YWJj', tokenHub: 'https://hub.example:8443' };
     expect(parseSettingsFile(serialiseSettings(s))).toEqual({ settings: s, problems: [] });
   });
 
@@ -23,6 +23,40 @@ describe('desktop settings file', () => {
   it('drops bad fields one by one and keeps the good ones', () => {
     const { settings } = parseSettingsFile(JSON.stringify({ mode: 'cloud', embeddedPort: 70000, remoteUrl: 'http://10.0.0.1:8080/', tokenCipher: '<script>' }));
     expect(settings).toEqual({ ...DEFAULT_SETTINGS, remoteUrl: 'http://10.0.0.1:8080' });
+  });
+});
+
+describe('the stored token and the hub it is for', () => {
+  it('binds a token in a file written before tokenHub to the URL saved beside it, or drops it', () => {
+    const old = parseSettingsFile(JSON.stringify({ mode: 'remote', remoteUrl: 'https://prod.example', tokenCipher: 'YWJj' }));
+    expect(old.settings.tokenHub).toBe('https://prod.example');
+    const orphan = parseSettingsFile(JSON.stringify({ mode: 'embedded', tokenCipher: 'YWJj' }));
+    expect(orphan.settings.tokenCipher).toBeNull();
+    expect(orphan.problems.join()).toMatch(/names no hub URL/);
+    const bad = parseSettingsFile(JSON.stringify({ remoteUrl: 'https://prod.example', tokenCipher: 'YWJj', tokenHub: 'javascript:x' }));
+    expect(bad.settings.tokenCipher).toBeNull();
+  });
+
+  it('gives the token to the hub it was entered for only', () => {
+    const s = { ...DEFAULT_SETTINGS, mode: 'remote' as const, remoteUrl: 'https://prod.example', tokenCipher: 'YWJj', tokenHub: 'https://prod.example' };
+    expect(tokenCipherFor(s, 'https://prod.example')).toBe('YWJj');
+    // `--hub http://attacker.example` or a second URL typed into the settings
+    expect(tokenCipherFor(s, 'http://attacker.example:18150')).toBeNull();
+    expect(tokenCipherFor(s, 'http://prod.example')).toBeNull();
+    expect(tokenCipherFor({ ...s, tokenCipher: null }, 'https://prod.example')).toBeNull();
+  });
+
+  it('keeps a token bound to its hub when the URL changes without a new token', () => {
+    const seal = (t: string) => Buffer.from(`enc:${t}`).toString('base64');
+    const cur = { ...DEFAULT_SETTINGS, mode: 'remote' as const, remoteUrl: 'https://prod.example', tokenCipher: 'YWJj', tokenHub: 'https://prod.example' };
+    const moved = applySettingsInput(cur, { mode: 'remote', remoteUrl: 'http://test-hub.example', embeddedPort: 8080 }, seal);
+    expect(moved.ok).toBe(true);
+    if (!moved.ok) return;
+    expect(tokenCipherFor(moved.value, 'http://test-hub.example')).toBeNull();
+    expect(settingsView(moved.value, true)).toMatchObject({ hasToken: true, tokenHub: 'https://prod.example' });
+    const entered = applySettingsInput(moved.value, { mode: 'remote', remoteUrl: 'http://test-hub.example', embeddedPort: 8080, adminToken: 'test-tok' }, seal);
+    expect(entered.ok && entered.value.tokenHub).toBe('http://test-hub.example');
+    expect(applySettingsInput(cur, { mode: 'embedded', remoteUrl: '', embeddedPort: 8080, adminToken: 'tok' }, seal).ok).toBe(false);
   });
 });
 
@@ -40,7 +74,7 @@ describe('hub URL rules', () => {
 });
 
 describe('saving settings from the renderer', () => {
-  const cur = { ...DEFAULT_SETTINGS, tokenCipher: 'b2xk' };
+  const cur = { ...DEFAULT_SETTINGS, tokenCipher: 'b2xk', tokenHub: 'http://h:1' };
   const seal = (t: string) => Buffer.from(`enc:${t}`).toString('base64');
 
   it('rejects malformed input with one message per problem', () => {
@@ -66,7 +100,7 @@ describe('saving settings from the renderer', () => {
 
   it('never shows the token or its ciphertext to the renderer', () => {
     const v = settingsView(cur, true);
-    expect(v).toEqual({ mode: 'embedded', remoteUrl: '', embeddedPort: 8080, hasToken: true, encryptionAvailable: true });
+    expect(v).toEqual({ mode: 'embedded', remoteUrl: '', embeddedPort: 8080, hasToken: true, tokenHub: 'http://h:1', encryptionAvailable: true });
     expect(JSON.stringify(v)).not.toContain('b2xk');
   });
 });
