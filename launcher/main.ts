@@ -38,7 +38,8 @@ async function hubCommand(argv: string[]): Promise<void> {
   }
   let port: number | undefined;
   if (values.port !== undefined) {
-    port = Number(values.port);
+    // Digits only: Number('') is 0 (a random port) and Number('0x10') is 16.
+    port = /^\d+$/.test(values.port) ? Number(values.port) : NaN;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
   }
   loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, flagVar, logLevelVar, numberVar, secondsVar, stringVar, urlVar, type Env } from './wire/env.ts';
+import { ConfigError, flagVar, logLevelVar, MAX_AGE_S, numberVar, secondsVar, stringVar, urlVar, type Env } from './wire/env.ts';
 import { parseRules, UrlRuleError } from './wire/url-policy.ts';
 
 export { ConfigError };
@@ -84,12 +84,16 @@ export interface S3Config {
 function urlRulesVar(env: Env, name: string): string[] | undefined {
   const raw = stringVar(env, name);
   if (raw === undefined) return undefined;
+  let rules: string[];
   try {
-    return parseRules(raw).map((r) => r.text);
+    rules = parseRules(raw).map((r) => r.text);
   } catch (err) {
     if (err instanceof UrlRuleError) throw new ConfigError(name, `bad rule ${err.message}`);
     throw err;
   }
+  // `PAPRIKA_URL_ALLOW=","` would otherwise mean "no allow list": every URL allowed.
+  if (rules.length === 0) throw new ConfigError(name, `holds no rule (${JSON.stringify(raw)}); unset it instead`);
+  return rules;
 }
 
 /** The token variables of the route groups that must all be set before a hub listens beyond loopback. */
@@ -165,16 +169,16 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     queuedTimeoutS: secondsVar(env, 'PAPRIKA_QUEUED_TIMEOUT_S', 180),
     jobTimeoutS: secondsVar(env, 'PAPRIKA_JOB_TIMEOUT_S', 180),
     diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
-    fleetTimeoutMs: secondsVar(env, 'PAPRIKA_FLEET_TIMEOUT_MS', 1500),
+    fleetTimeoutMs: secondsVar(env, 'PAPRIKA_FLEET_TIMEOUT_MS', 1500, { max: 2 ** 31 - 1 }),
     redisTimeoutS: secondsVar(env, 'PAPRIKA_REDIS_TIMEOUT_S', 2),
     fleetCacheS: numberVar(env, 'PAPRIKA_FLEET_CACHE_S', 60),
     jitterMaxS: numberVar(env, 'PAPRIKA_JITTER_MAX_S', 60),
     maxQueued: numberVar(env, 'PAPRIKA_MAX_QUEUED', 10000, { integer: true }),
     maxBatch: numberVar(env, 'PAPRIKA_MAX_BATCH', 500, { integer: true, min: 1 }),
-    idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400),
+    idempotencyTtlS: secondsVar(env, 'PAPRIKA_IDEMPOTENCY_TTL_S', 86400, { max: MAX_AGE_S }),
     bodyTimeoutS: secondsVar(env, 'PAPRIKA_BODY_TIMEOUT_S', 30),
-    assetRetentionS: secondsVar(env, 'PAPRIKA_ASSET_RETENTION_S', 7 * 86400),
-    workerForgetS: secondsVar(env, 'PAPRIKA_WORKER_FORGET_S', 86400),
+    assetRetentionS: secondsVar(env, 'PAPRIKA_ASSET_RETENTION_S', 7 * 86400, { max: MAX_AGE_S }),
+    workerForgetS: secondsVar(env, 'PAPRIKA_WORKER_FORGET_S', 86400, { max: MAX_AGE_S }),
     registerPerIpPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_IP_PER_MIN', 10, { min: 0.001 }),
     registerBurst: numberVar(env, 'PAPRIKA_REGISTER_BURST', 20, { min: 1, integer: true }),
     registerPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_MIN', 600, { min: 0.001 }),

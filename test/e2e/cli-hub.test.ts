@@ -62,7 +62,7 @@ describe('paprika hub flags', () => {
     expect(out).toMatch(/^usage: paprika worker --hub URL[\s\S]*--view-port N/);
   });
 
-  it.each([['abc'], ['70000'], ['1.5']])('refuses --port %s with exit 2 and a message naming --port', async (value) => {
+  it.each([['abc'], ['70000'], ['1.5'], [''], ['0x10']])('refuses --port %j with exit 2 and a message naming --port', async (value) => {
     const hub = run(['hub', '--port', value]);
     expect(await hub.exited).toBe(2);
     expect(hub.output()).toMatch(/--port expects a port number/);
@@ -86,6 +86,12 @@ describe('paprika hub start-up with unreachable services', () => {
     expect(await hub.exited).not.toBe(0);
     expect(hub.output()).toMatch(/DATABASE_URL: cannot reach Postgres at 127\.0\.0\.1:1/);
     expect(hub.output()).not.toContain('s3cret-pw');
+  });
+
+  it('PAPRIKA_DATA_DIR where no directory can be made (/proc): exits naming the variable (it spun at 100 % CPU, deaf to SIGTERM)', async () => {
+    const hub = run(['hub', '--port', '0'], { PAPRIKA_DATA_DIR: '/proc/paprika-nope', DATABASE_URL: '', REDIS_URL: '' });
+    expect(await hub.exited).not.toBe(0);
+    expect(hub.output()).toMatch(/PAPRIKA_DATA_DIR: cannot use \/proc\/paprika-nope for the embedded database: ENOENT/);
   });
 
   // A Redis that accepts TCP and never answers (a stalled server, a wrong port behind a proxy):

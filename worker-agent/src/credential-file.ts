@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { makeDirs } from 'paprika/wire';
 
 export interface WorkerCredentialFile {
   hub: string;
@@ -42,7 +43,7 @@ export class CredentialFile {
   ensureWritable(): void {
     const probe = `${this.path}.${process.pid}.probe`;
     try {
-      fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      makeDirs(path.dirname(this.path), 0o700);
       fs.writeFileSync(probe, '', { mode: 0o600 });
       fs.rmSync(probe, { force: true });
     } catch (err) {
@@ -53,7 +54,7 @@ export class CredentialFile {
   /** Written whole (temp file, then rename): a crash mid-write never leaves half a secret. */
   save(c: WorkerCredentialFile): void {
     try {
-      fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      makeDirs(path.dirname(this.path), 0o700);
       const tmp = `${this.path}.${process.pid}.tmp`;
       fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
       fs.renameSync(tmp, this.path);

@@ -14,15 +14,29 @@ export class ConfigError extends Error {
   }
 }
 
+/** Node runs a longer timer after 1 ms (a loop period past it would spin): the most any `_S` value may be. */
+export const MAX_TIMER_S = Math.floor(2 ** 31 - 1) / 1000;
+/** For ages and retentions that never become a timer: ten years. */
+export const MAX_AGE_S = 10 * 365 * 86400;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * A decimal number (no hex, octal or `Infinity`). A `_S` variable is at most MAX_TIMER_S
+ * unless `max` says otherwise: every such value may end up as a timer's delay.
+ */
 export function numberVar(env: Env, name: string, fallback: number, opts: { min?: number; integer?: boolean; max?: number } = {}): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw.trim());
-  if (!Number.isFinite(value)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(raw)}`);
+  if (!DECIMAL.test(raw.trim()) || !Number.isFinite(value)) throw new ConfigError(name, `expected a decimal number, got ${JSON.stringify(raw)}`);
   if (opts.integer && !Number.isInteger(value)) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
   const min = opts.min ?? 0;
   if (value < min) throw new ConfigError(name, `must be at least ${min}, got ${value}`);
-  if (opts.max !== undefined && value > opts.max) throw new ConfigError(name, `must be at most ${opts.max}, got ${value}`);
+  const max = opts.max ?? (name.endsWith('_S') ? MAX_TIMER_S : undefined);
+  if (max !== undefined && value > max) {
+    const why = max === MAX_TIMER_S ? ` seconds (about 24.8 days, the longest timer Node keeps)` : max === MAX_AGE_S ? ' seconds (ten years)' : '';
+    throw new ConfigError(name, `must be at most ${max}${why}, got ${value}`);
+  }
   return value;
 }
 
@@ -36,8 +50,8 @@ export function countVar(env: Env, name: string, fallback: number): number {
 }
 
 /** Periods must be positive: a zero-second loop period would spin. */
-export function secondsVar(env: Env, name: string, fallback: number): number {
-  const value = numberVar(env, name, fallback);
+export function secondsVar(env: Env, name: string, fallback: number, opts: { max?: number } = {}): number {
+  const value = numberVar(env, name, fallback, opts);
   if (value <= 0) throw new ConfigError(name, `must be greater than 0 seconds, got ${value}`);
   return value;
 }

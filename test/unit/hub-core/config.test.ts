@@ -39,7 +39,17 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    ['PAPRIKA_PORT', 'abc', /PAPRIKA_PORT: expected a number/],
+    ['PAPRIKA_PORT', 'abc', /PAPRIKA_PORT: expected a decimal number/],
+    ['PAPRIKA_PORT', '0x10', /PAPRIKA_PORT: expected a decimal number/],
+    ['PAPRIKA_HEARTBEAT_S', 'Infinity', /PAPRIKA_HEARTBEAT_S: expected a decimal number/],
+    // Node runs a timer longer than 2^31-1 ms after 1 ms: a 30-day reconcile period spun the hub at 86 % CPU.
+    ['PAPRIKA_RECONCILE_INTERVAL_S', '2592000', /PAPRIKA_RECONCILE_INTERVAL_S: must be at most 2147483.647 seconds \(about 24.8 days/],
+    ['PAPRIKA_QUEUE_REDRIVE_INTERVAL_S', '99999999999', /PAPRIKA_QUEUE_REDRIVE_INTERVAL_S: must be at most/],
+    ['PAPRIKA_BODY_TIMEOUT_S', '2592000', /PAPRIKA_BODY_TIMEOUT_S: must be at most/],
+    ['PAPRIKA_ASSIGN_WAIT_S', '1e12', /PAPRIKA_ASSIGN_WAIT_S: must be at most/],
+    ['PAPRIKA_ASSET_RETENTION_S', '1e12', /PAPRIKA_ASSET_RETENTION_S: must be at most 315360000 seconds \(ten years\)/],
+    ['PAPRIKA_FLEET_TIMEOUT_MS', '3000000000', /PAPRIKA_FLEET_TIMEOUT_MS: must be at most 2147483647/],
+    ['PAPRIKA_URL_ALLOW', ',', /PAPRIKA_URL_ALLOW: holds no rule/],
     ['PAPRIKA_PORT', '70000', /PAPRIKA_PORT: must be at most 65535/],
     ['PAPRIKA_HEARTBEAT_S', '0', /PAPRIKA_HEARTBEAT_S: must be greater than 0/],
     ['PAPRIKA_DISK_MAX_PCT', '-5', /PAPRIKA_DISK_MAX_PCT: must be at least 0/],
@@ -89,9 +99,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PAPRIKA_HEARTBEAT_S: '10', PAPRIKA_WORKER_TTL_S: '5' })).toThrow(/PAPRIKA_WORKER_TTL_S/);
   });
 
+  it('takes long ages and retentions (ten years at most) and timer periods up to Node\'s longest timer', () => {
+    const c = loadConfig({ PAPRIKA_ASSET_RETENTION_S: String(365 * 86400), PAPRIKA_RECONCILE_INTERVAL_S: '2147483', PAPRIKA_HEARTBEAT_S: '1e-3', PAPRIKA_WORKER_TTL_S: '.5' });
+    expect([c.assetRetentionS, c.reconcileIntervalS, c.heartbeatS, c.workerTtlS]).toEqual([365 * 86400, 2147483, 0.001, 0.5]);
+  });
+
   it('reads the egress rule lists; an unset or empty ALLOW is null', () => {
     const c = loadConfig({ PAPRIKA_URL_DENY: ' 10.0.0.0/8 , *:6379', PAPRIKA_URL_ALLOW: 'example.org' });
     expect([c.urlDeny, c.urlAllow]).toEqual([['10.0.0.0/8', '*:6379'], ['example.org']]);
-    expect([loadConfig({}).urlDeny, loadConfig({}).urlAllow, loadConfig({ PAPRIKA_URL_ALLOW: ',' }).urlAllow]).toEqual([[], null, null]);
+    expect([loadConfig({}).urlDeny, loadConfig({}).urlAllow, loadConfig({ PAPRIKA_URL_ALLOW: '' }).urlAllow]).toEqual([[], null, null]);
   });
 });

@@ -19,6 +19,6 @@ describe('live-view bind address', () => {
     expect(parseWorkerFlags(['--hub', 'http://127.0.0.1:1', '--lan-ip', '10.0.0.5']).viewBind).toBeUndefined();
     expect(() => parseWorkerFlags(['--hub', 'http://127.0.0.1:1', '--view-bind', 'everywhere'])).toThrow(UsageError);
     expect(parseWorkerFlags(['--hub', 'http://127.0.0.1:1', '--view-port', '7900']).viewPort).toBe(7900);
-    for (const bad of ['0', '70000', 'x']) expect(() => parseWorkerFlags(['--hub', 'http://127.0.0.1:1', '--view-port', bad])).toThrow(/--view-port expects a port number/);
+    for (const bad of ['0', '70000', 'x', '', '0x1f40']) expect(() => parseWorkerFlags(['--hub', 'http://127.0.0.1:1', '--view-port', bad])).toThrow(/--view-port expects a port number/);
   });
 });

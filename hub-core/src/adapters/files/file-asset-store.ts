@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AssetStore } from '../../ports/asset-store.ts';
 import { systemClock, type Clock } from '../../ports/clock.ts';
+import { makeDirs } from '../../wire/make-dirs.ts';
 
 const SAFE = /^[A-Za-z0-9_.-]+$/;
 
@@ -23,7 +24,7 @@ export class FileAssetStore implements AssetStore {
   async put(jobId: string, name: string, contentType: string, data: Buffer): Promise<void> {
     if (!SAFE.test(name) || name.endsWith('.type')) throw new Error(`unsafe asset name ${name}`);
     const dir = this.dir(jobId);
-    await fs.mkdir(dir, { recursive: true });
+    makeDirs(dir);
     await fs.writeFile(path.join(dir, name), data);
     await fs.writeFile(path.join(dir, `${name}.type`), contentType);
     // Stamped with the injected clock: retention compares against it, not the file system's.

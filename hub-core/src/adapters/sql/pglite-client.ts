@@ -4,6 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { SqlClient } from './sql-client.ts';
+import { makeDirs } from '../../wire/make-dirs.ts';
 
 /**
  * PGlite's own start parameters plus a small buffer cache. Its default (Postgres's 128 MB
@@ -65,7 +66,7 @@ function baselineWasmOnly(): void {
 export async function pgliteClient(dir: string | undefined): Promise<SqlClient> {
   baselineWasmOnly();
   if (dir) {
-    fs.mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     await initDataDir(dir);
   }
   const db = new PGlite(dir, { startParams: START_PARAMS });
