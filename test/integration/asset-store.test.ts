@@ -8,12 +8,14 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileAssetStore } from '../../hub-core/src/adapters/files/file-asset-store.ts';
+import { WithLegacyFileAssets } from '../../hub-core/src/adapters/files/legacy-file-assets.ts';
 import { SqlAssetStore } from '../../hub-core/src/adapters/sql/sql-asset-store.ts';
 import { openJobStore, type SqlJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { loadConfig } from '../../hub-core/src/config.ts';
 import { deleteExpiredAssets } from '../../hub-core/src/loops/asset-retention-loop.ts';
 import { AssetTooLargeError, type AssetStore } from '../../hub-core/src/ports/asset-store.ts';
 import { ManualClock } from '../../hub-core/src/ports/clock.ts';
+import { realBackends, startTestHub } from '../harness/hub.ts';
 import { createTestDatabase, requireServices } from '../harness/services.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -93,3 +95,38 @@ for (const backend of ['postgres', 'pglite', 'files'] as const) {
     });
   });
 }
+
+// An upgrade from a release that kept a Postgres hub's assets as files under PAPRIKA_DATA_DIR/assets:
+// the upgraded hub still lists, serves and ages out those files; new assets go to the table.
+describe.skipIf(!requireServices(['postgres']))('assets kept as files by an older hub on DATABASE_URL', () => {
+  it('are listed and served after the upgrade, and the retention pass ages them out', async () => {
+    const backends = await realBackends();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-legacy-assets-'));
+    fs.mkdirSync(path.join(dataDir, 'assets'));
+    const h = await startTestHub({ ...backends.env, PAPRIKA_DATA_DIR: dataDir });
+    try {
+      const res = await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 0 } }) });
+      const job = (await res.json()) as { id: string };
+      const clock = new ManualClock(Date.now());
+      await new FileAssetStore(path.join(dataDir, 'assets'), clock).put(job.id, 'screenshot.png', 'image/png', PNG);
+      const read = (await (await fetch(`${h.url}/jobs/${job.id}`)).json()) as { assets: string[] };
+      expect(read.assets).toEqual(['screenshot.png']);
+      const asset = await fetch(`${h.url}/jobs/${job.id}/assets/screenshot.png`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await asset.arrayBuffer()).equals(PNG)).toBe(true);
+
+      const both = new WithLegacyFileAssets(new FileAssetStore(path.join(dataDir, 'new'), clock), new FileAssetStore(path.join(dataDir, 'assets'), clock));
+      await both.put(job.id, 'page.html', 'text/html', Buffer.from('<p>'));
+      expect(await both.list(job.id)).toEqual(['page.html', 'screenshot.png']);
+      expect(fs.existsSync(path.join(dataDir, 'assets', job.id, 'page.html'))).toBe(false); // new ones never go to the old place
+      clock.advance(8 * DAY_MS);
+      expect(await both.deleteStoredBefore(new Date(clock.now() - 7 * DAY_MS), 10)).toBe(2);
+      expect(await both.list(job.id)).toEqual([]);
+    } finally {
+      await h.stop();
+      await backends.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

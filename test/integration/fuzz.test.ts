@@ -198,6 +198,16 @@ describe('hostile input', () => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
   });
 
+  it('names an agent older than the hub (it answers the challenge with an error) in the close reason', async () => {
+    const { ws } = await openRawLink(h.url, 'w-old-agent');
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    // What the agent of 2026-12-02 sent on reading a challenge it did not know.
+    ws.send(JSON.stringify({ type: 'error', v: 1, message: "invalid challenge message: Expected 'welcome' | 'assign'" }));
+    const why = await closed;
+    expect(why.code).toBe(1008);
+    expect(why.reason).toMatch(/^expected a valid hello: the worker could not answer this hub's challenge \(an agent older than this hub\?/);
+  });
+
   it('answers what the HTTP parser refuses with {error, code, details} too, then closes', async () => {
     const port = new URL(h.url).port;
     const raw = (request: string) =>

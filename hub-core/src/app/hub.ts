@@ -2,10 +2,12 @@
 // loops and the HTTP/WS server, with one start and one stop. Tests, the CLI and the Electron
 // app all start hubs this way. Only this folder knows every part; each part below it (a route
 // group, a loop, a service) receives the few parts it uses, by name.
+import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, isLoopbackBind, loadConfig, type Config } from '../config.ts';
 import { openGroups } from '../http/auth.ts';
+import { WithLegacyFileAssets } from '../adapters/files/legacy-file-assets.ts';
 import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
@@ -244,7 +246,11 @@ function unreachable(variable: string, what: string, url: string, err: unknown):
  */
 function chooseAssetStore(config: Config, store: JobStore, clock: Clock): AssetStore {
   if (config.s3) return new S3AssetStore(config.s3);
-  if (config.databaseUrl && store instanceof SqlJobStore) return new SqlAssetStore(store.db, clock);
+  if (config.databaseUrl && store instanceof SqlJobStore) {
+    const sql = new SqlAssetStore(store.db, clock);
+    const legacyDir = path.join(config.dataDir, 'assets');
+    return fs.existsSync(legacyDir) ? new WithLegacyFileAssets(sql, new FileAssetStore(legacyDir, clock)) : sql;
+  }
   return new FileAssetStore(path.join(config.dataDir, 'assets'), clock);
 }
 

@@ -145,7 +145,11 @@ export class LinkService {
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
       if (!parsed.ok) return badFrame(parsed.error, parsed.details, data);
       if (!helloSeen) {
-        if (parsed.value.type !== 'hello') return badFrame(`got ${parsed.value.type}`);
+        if (parsed.value.type !== 'hello') {
+          // What an agent older than the hub's link protocol sends: it cannot read the challenge.
+          const older = parsed.value.type === 'error' ? `the worker could not answer this hub's challenge (an agent older than this hub? upgrade it, README: Upgrading): ${parsed.value.message}` : undefined;
+          return badFrame(older ?? `got ${parsed.value.type}`);
+        }
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
         helloSeen = true;
       }
