@@ -10,6 +10,7 @@ import { WorkerAgent } from '../worker-agent/src/agent.ts';
 import { CredentialFile } from '../worker-agent/src/credential-file.ts';
 import { workerIdCandidates } from '../hub-core/src/domain/worker-id.ts';
 import type { Hub } from '../hub-core/src/app/hub.ts';
+import { loadAgentConfig } from '../worker-agent/src/agent-config.ts';
 import { buildPool } from '../worker-agent/src/main.ts';
 
 export async function runDemo(argv: string[]): Promise<void> {
@@ -18,6 +19,7 @@ export async function runDemo(argv: string[]): Promise<void> {
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   const config = loadConfig(env);
+  const agentConfig = loadAgentConfig(env);
   const simulate = Boolean(values.simulate);
   const log = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
 
@@ -35,8 +37,9 @@ export async function runDemo(argv: string[]): Promise<void> {
   for (const [i, lanIp] of ['127.0.0.101', '127.0.0.102'].entries()) {
     await forgetDemoWorkerOfAnotherPort(hub, config.dataDir, lanIp);
     const flags = { hub: hub.url, lanes: 2, singleChrome: false, lanIp, simulateLanes: simulate ? 2 : undefined };
-    const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log);
-    const agent = new WorkerAgent({ hubUrl: hub.url, pool, viewKeys, lanIp, hostname: `demo-worker-${i + 1}`, dataDir: config.dataDir, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, log });
+    // The worker's own variables (PAPRIKA_SHARED_CHROME, PAPRIKA_LANE_RECYCLE_JOBS, PAPRIKA_MAX_RESULT_BYTES…) apply as to `paprika worker`.
+    const { pool, stopExtras, viewKeys } = await buildPool(flags, config.chromePath, log, agentConfig);
+    const agent = new WorkerAgent({ hubUrl: hub.url, pool, viewKeys, lanIp, hostname: `demo-worker-${i + 1}`, dataDir: config.dataDir, heartbeatS: config.heartbeatS, diskMaxPct: config.diskMaxPct, maxResultBytes: agentConfig.maxResultBytes, log });
     await agent.start();
     await agent.linked;
     agents.push(agent);

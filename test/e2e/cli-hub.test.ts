@@ -162,4 +162,10 @@ describe('paprika demo', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 150_000);
+
+  it("reads the worker's variables as paprika worker does: a bad one stops it naming the variable, starting nothing", async () => {
+    const demo = run(['demo', '--simulate'], { PAPRIKA_PORT: '1', PAPRIKA_MAX_RESULT_BYTES: 'lots', DATABASE_URL: '', REDIS_URL: '' });
+    expect(await demo.exited).toBe(2);
+    expect(demo.output()).toMatch(/PAPRIKA_MAX_RESULT_BYTES: expected a whole number/);
+  });
 });
