@@ -1,6 +1,7 @@
 // Hostile input (issue 9): 10,000+ random and mutated HTTP bodies and WebSocket frames,
 // seeded so a failure replays. The hub must keep answering, leak no connections, and change
 // no job it should not have.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { WebSocket } from 'ws';
@@ -196,6 +197,38 @@ describe('hostile input', () => {
       expect(replies).toEqual([]);
     }
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+  });
+
+  it('stops reading a link whose queue is full (a worker that floods results and reads nothing), and reads again once it drains', async () => {
+    const secret = await enrollRaw(h.url, 'w-flood-deaf');
+    const { ws, frames, nonce } = await openRawLink(h.url, 'w-flood-deaf');
+    ws.send(provenHello('w-flood-deaf', secret, nonce, { lan_ip: '127.0.0.1' }));
+    await waitFor('welcome', async () => frames.some((f) => f.type === 'welcome'), 5000, 10);
+    const socket = (ws as unknown as { _socket: net.Socket })._socket;
+    socket.pause(); // reads nothing from now on: every answer's write stays pending
+    const pad = 'x'.repeat(1_000);
+    const n = 30_000; // 30 MB of well-formed results for jobs that are not this worker's, each answered
+    for (let i = 0; i < n; i++) ws.send(encode({ type: 'job_result', job_id: randomUUID(), assignment_id: randomUUID(), status: 'failed', error: pad }));
+    // Unbounded, the hub read all 40 MB and held every frame; bounded, most stays on this side.
+    let last = -1;
+    let still = 0;
+    await waitFor('the hub stopped reading', async () => {
+      still = ws.bufferedAmount === last ? still + 1 : 0;
+      last = ws.bufferedAmount;
+      return still >= 20;
+    }, 30_000, 100);
+    expect(ws.bufferedAmount).toBeGreaterThan(20 * 1024 * 1024);
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    socket.resume(); // reading again: the answers' writes finish, the queue drains, the hub reads the rest
+    await waitFor('the hub read every frame', async () => ws.bufferedAmount === 0, 120_000, 50);
+    ws.close();
+  }, 180_000);
+
+  it('limits a frame before the hello to 1 MB (a worker-token holder made the hub buffer 64 MB per socket)', async () => {
+    const { ws } = await openRawLink(h.url, 'w-big-first');
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.send('x'.repeat(2 * 1024 * 1024));
+    expect(await closed).toBe(1009); // message too big, refused as its header arrives
   });
 
   it('names an agent older than the hub (it answers the challenge with an error) in the close reason', async () => {

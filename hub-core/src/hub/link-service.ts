@@ -5,7 +5,7 @@
 // every link and awaits each close handler, so a stopping hub releases its owner keys.
 import { randomBytes } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
-import { MAX_FRAME_BYTES, parseWorkerMessage, PROTOCOL_VERSION } from '../wire/protocol.ts';
+import { LINK_CEILING_BYTES, MAX_FRAME_BYTES, parseWorkerMessage, PROTOCOL_VERSION } from '../wire/protocol.ts';
 import { corkPerTurn, UNCORKED, type Corkable } from '../wire/turn-writes.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
@@ -30,6 +30,27 @@ const BAD_FRAMES_PER_S = 1;
 const LINK_PROTOCOL_VIOLATION = 1008;
 /** How long stop() waits for links to close before cutting them. */
 const STOP_CLOSE_MS = 2_000;
+/**
+ * Frames a link may have parsed and waiting in its queue, and their bytes: past either the hub
+ * stops reading the socket (TCP pushes back on the worker) until the queue is down to a quarter.
+ * Unbounded, one worker that sent results and never read the answers grew a hub by 65 MB/s
+ * until V8 ran out of heap (each answer waits for its write, which a peer that reads nothing
+ * never lets finish).
+ */
+export const LINK_QUEUE_MAX_FRAMES = 256;
+export const LINK_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Largest frame before the hello: a hello lists at most 1,024 held jobs and 4,096 pending
+ * results (about 0.5 MB). Until it, the socket's limit is this, not the link's 64 MB, so a
+ * holder of the shared worker token cannot make the hub buffer and parse 64 MB per socket.
+ */
+export const PRE_HELLO_MAX_BYTES = 1024 * 1024;
+
+/** ws keeps its frame limit on the receiver; it is read per frame, so it may change on an open socket. */
+function setMaxPayload(ws: WebSocket, bytes: number): void {
+  const receiver = (ws as unknown as { _receiver?: { _maxPayload?: number } })._receiver;
+  if (receiver && typeof receiver._maxPayload === 'number') receiver._maxPayload = bytes;
+}
 
 
 function socketOf(ws: WebSocket, raw: Corkable | undefined): LinkSocket {
@@ -122,6 +143,20 @@ export class LinkService {
       if (!link) ws.close(4000, 'no hello');
     });
     sendChallenge(socket, nonce);
+    setMaxPayload(ws, PRE_HELLO_MAX_BYTES);
+    let queuedFrames = 0;
+    let queuedBytes = 0;
+    /** Frames parsed and not yet handled: reading stops past the bounds, and starts again at a quarter of them. */
+    const enqueued = (bytes: number): (() => void) => {
+      queuedFrames++;
+      queuedBytes += bytes;
+      if (!ws.isPaused && (queuedFrames >= LINK_QUEUE_MAX_FRAMES || queuedBytes >= LINK_QUEUE_MAX_BYTES)) ws.pause();
+      return () => {
+        queuedFrames--;
+        queuedBytes -= bytes;
+        if (ws.isPaused && queuedFrames <= LINK_QUEUE_MAX_FRAMES / 4 && queuedBytes <= LINK_QUEUE_MAX_BYTES / 4) ws.resume();
+      };
+    };
 
     ws.on('message', (data, isBinary) => {
       if (refused) return;
@@ -152,7 +187,9 @@ export class LinkService {
         }
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
         helloSeen = true;
+        setMaxPayload(ws, LINK_CEILING_BYTES);
       }
+      const handled = enqueued(bytes);
       // One message at a time per link, in order: a result never overtakes its job_started.
       queue = queue
         .then(async () => {
@@ -171,7 +208,8 @@ export class LinkService {
         .catch((err: unknown) => {
           this.d.log.warn({ worker_id: workerId, err: String(err) }, 'worker message failed');
           void sendError(socket, String(err instanceof Error ? err.message : err));
-        });
+        })
+        .finally(handled);
     });
     ws.on('error', (err) => this.d.log.debug({ worker_id: workerId, err: String(err) }, 'link error'));
     ws.on('close', () => {
