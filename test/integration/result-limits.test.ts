@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnableJob, SessionCommand } from '../../hub-core/src/wire/job-spec.ts';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
-import { MAX_ASSETS, MAX_FRAME_BYTES, encode } from '../../hub-core/src/wire/protocol.ts';
+import { MAX_ASSETS, MAX_FRAME_BYTES, MAX_RESULT_DEPTH, encode } from '../../hub-core/src/wire/protocol.ts';
 import type { JobStore } from '../../hub-core/src/ports/job-store.ts';
 import { WorkerAgent } from '../../worker-agent/src/agent.ts';
 import type { JobOutcome, Lane } from '../../worker-agent/src/lanes/lane.ts';
@@ -184,6 +184,43 @@ describe.skipIf(!run)('results a hub cannot take as sent', () => {
     expect(frames.some((f) => f.type === 'error')).toBe(false);
     ws.send(encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'failed', error: `result refused by the hub: ${refused.reason}` }));
     expect(await waitJob(job.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^result refused by the hub: .*assets/) });
+    ws.close();
+  });
+
+  it('a result nested deeper than the hub walks is refused as invalid, and the agent reports the job failed (it stayed running, unstored)', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 5000; i++) deep = { a: deep };
+    let shallow: unknown = 'bottom';
+    for (let i = 0; i < MAX_RESULT_DEPTH - 1; i++) shallow = [shallow];
+    const outcomes = new Map<number, JobOutcome>([
+      [21, { status: 'succeeded', result: { deep } }],
+      [22, { status: 'succeeded', result: shallow }],
+    ]);
+    const log = pino({ level: process.env.PAPRIKA_TEST_LOG_LEVEL ?? 'silent' });
+    const agent = new WorkerAgent({ hubUrl: h.url, pool: { lanes: [new ScriptedLane(0, outcomes)], singleChrome: false, kinds: ['sleep'], start: async () => {}, stop: async () => {} }, lanIp: nextLanIp(), hostname: 'deep-results', dataDir: AGENT_DATA_DIR, heartbeatS: 0.2, diskMaxPct: 100, log, backoff: { baseMs: 50, capMs: 200 } });
+    await agent.start();
+    await agent.linked;
+    try {
+      // The agent does not send what the hub would refuse.
+      const tooDeep = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 21 } })).id);
+      expect(tooDeep).toMatchObject({ status: 'failed', error: 'result nested deeper than 256 levels of arrays and objects: return less' });
+      // The lane is free again and a result at the limit is stored whole.
+      const atLimit = await waitJob((await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 22 } })).id);
+      expect(atLimit.status).toBe('succeeded');
+      expect(atLimit.result).toEqual(shallow);
+    } finally {
+      await agent.stop(0);
+    }
+    // A worker that sends one anyway: result_refused (invalid) naming the depth, nothing half-stored.
+    const { ws, frames } = await rawLink(h.url, 'w-deep-result');
+    const job = await post(`${h.url}/jobs`, { kind: 'sleep', spec: { ms: 1 } });
+    const assign = await waitFor('assign', async () => frames.find((f) => f.type === 'assign' && f.job_id === job.id));
+    // Written by hand: JSON.stringify here overflows the test's own stack at this depth.
+    const frame = encode({ type: 'job_result', job_id: job.id, assignment_id: assign.assignment_id, status: 'succeeded', result: 'DEEP' });
+    ws.send(frame.replace('"DEEP"', `${'{"a":'.repeat(5000)}"bottom"${'}'.repeat(5000)}`));
+    const refused = await waitFor('result_refused', async () => frames.find((f) => f.type === 'result_refused'));
+    expect(refused).toMatchObject({ job_id: job.id, code: 'invalid', reason: expect.stringMatching(/nested deeper than 256 levels/) });
+    expect((await (await fetch(`${h.url}/jobs/${job.id}`)).json()).status).toBe('running');
     ws.close();
   });
 

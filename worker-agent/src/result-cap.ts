@@ -2,7 +2,7 @@
 // inline value over 256 KB travels as the asset `result.json`, and a result still over the cap
 // becomes `failed: result too large`, naming its largest part. A 40 MB result once made the
 // hub drop the link, and the worker re-sent it after every re-link, forever.
-import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, MAX_ASSETS, MAX_ERROR_CHARS, MAX_RESULT_DEPTH, nestedDeeperThan, type WorkerMessageBody } from 'paprika/wire';
 
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 type SessionReply = Extract<WorkerMessageBody, { type: 'session_reply' }>;
@@ -39,6 +39,8 @@ export function capResult(r: JobResult, maxBytes: number): JobResult {
 function capSerialisable(r: JobResult, maxBytes: number): JobResult {
   if (r.error !== undefined && r.error.length > MAX_ERROR_CHARS) r = { ...r, error: boundedError(r.error) };
   let out = r;
+  // The hub refuses it as invalid (it walks a result recursively); said here in the job's own words.
+  if (r.result !== undefined && r.result !== null && nestedDeeperThan(r.result, MAX_RESULT_DEPTH)) return { type: 'job_result', job_id: r.job_id, assignment_id: r.assignment_id, status: 'failed', error: `result nested deeper than ${MAX_RESULT_DEPTH} levels of arrays and objects: return less` };
   if (r.result !== undefined && r.result !== null) {
     const json = JSON.stringify(r.result);
     const bytes = Buffer.byteLength(json, 'utf8');

@@ -48,3 +48,9 @@ export function oversizedFrameReply(data: RawData, bytes: number): { text: strin
   const requestId = type === 'session_reply' ? REQUEST_ID.exec(start)?.[1] : undefined;
   return { text: encode({ type: 'error', message: reason, details: { code: 'frame_too_large', max_bytes: MAX_FRAME_BYTES, type: type ?? null } }), requestId, reason, type };
 }
+
+/** The request a session_reply frame answers, read from its head (for a reply the hub cannot take). */
+export function sessionReplyRequestId(data: RawData): string | undefined {
+  const start = head(data);
+  return TYPE.exec(start)?.[1] === 'session_reply' ? REQUEST_ID.exec(start)?.[1] : undefined;
+}

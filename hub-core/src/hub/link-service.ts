@@ -10,7 +10,7 @@ import { corkPerTurn, UNCORKED, type Corkable } from '../wire/turn-writes.ts';
 import { withDeadline, type Clock } from '../ports/clock.ts';
 import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
-import { frameBytes, oversizedFrameReply, unreadableResultReply } from './frame-refusals.ts';
+import { frameBytes, oversizedFrameReply, sessionReplyRequestId, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
@@ -158,6 +158,12 @@ export class LinkService {
       };
     };
 
+    /** A session command's reply the hub cannot take: its client is answered now, not after PAPRIKA_FORWARD_TIMEOUT_S. */
+    const failSessionRequest = (requestId: string, error: string): void => {
+      queue = queue
+        .then(() => (link ? this.messages.onMessage(link, { type: 'session_reply', v: PROTOCOL_VERSION, request_id: requestId, ok: false, error }) : undefined))
+        .catch((err: unknown) => this.d.log.warn({ worker_id: workerId, err: String(err) }, 'session reply refusal failed'));
+    };
     ws.on('message', (data, isBinary) => {
       if (refused) return;
       // Alive as of now, even if this frame waits behind a database write (a stalled Postgres must not make the fleet look silent).
@@ -169,16 +175,15 @@ export class LinkService {
         this.d.log.warn({ worker_id: workerId, bytes, type: reply.type, job_id: reply.jobId }, 'frame over the limit refused');
         socket.send(reply.text).catch(() => {});
         // A session command's reply that never arrives would keep its client waiting PAPRIKA_FORWARD_TIMEOUT_S.
-        const requestId = reply.requestId;
-        if (requestId) {
-          queue = queue
-            .then(() => (link ? this.messages.onMessage(link, { type: 'session_reply', v: PROTOCOL_VERSION, request_id: requestId, ok: false, error: `result too large: ${reply.reason}` }) : undefined))
-            .catch((err: unknown) => this.d.log.warn({ worker_id: workerId, err: String(err) }, 'session reply refusal failed'));
-        }
+        if (reply.requestId) failSessionRequest(reply.requestId, `result too large: ${reply.reason}`);
         return;
       }
       const parsed = parseWorkerMessage(isBinary ? data : data.toString());
-      if (!parsed.ok) return badFrame(parsed.error, parsed.details, data);
+      if (!parsed.ok) {
+        const requestId = helloSeen ? sessionReplyRequestId(data) : undefined;
+        if (requestId) failSessionRequest(requestId, `the reply is not valid as sent: ${parsed.error}`.slice(0, 2000));
+        return badFrame(parsed.error, parsed.details, data);
+      }
       if (!helloSeen) {
         if (parsed.value.type !== 'hello') {
           // What an agent older than the hub's link protocol sends: it cannot read the challenge.

@@ -18,6 +18,27 @@ export const LINK_CEILING_BYTES = 2 * MAX_FRAME_BYTES;
 export const CDP_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const v = z.literal(PROTOCOL_VERSION);
+
+/**
+ * Deepest nesting of arrays and objects a result may have. Postgres takes far deeper jsonb, but
+ * the hub walks a result (unstorable text, the JSON it sends on) recursively: 5,000 nested
+ * objects overflowed its stack, the result was never stored and the job stayed running.
+ */
+export const MAX_RESULT_DEPTH = 256;
+
+/** Whether `value` nests arrays and objects deeper than `max` (iterative: any depth is safe to ask). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+const ResultValue = z.unknown().refine((x) => !nestedDeeperThan(x, MAX_RESULT_DEPTH), `nested deeper than ${MAX_RESULT_DEPTH} levels of arrays and objects`);
 const id = z.string().min(1).max(200);
 const pct = z.number().min(0).max(100);
 
@@ -118,12 +139,12 @@ export const WorkerMessage = z.discriminatedUnion('type', [
     job_id: id,
     assignment_id: id,
     status: z.enum(['succeeded', 'failed', 'canceled']),
-    result: z.unknown().optional(),
+    result: ResultValue.optional(),
     error: JobError.optional(),
     assets: z.array(Asset).max(MAX_ASSETS).optional(),
   }),
   z.strictObject({ type: z.literal('job_rejected'), v, job_id: id, assignment_id: id, reason: z.string().max(200) }),
-  z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: z.unknown().optional(), error: JobError.optional() }),
+  z.strictObject({ type: z.literal('session_reply'), v, request_id: id, ok: z.boolean(), result: ResultValue.optional(), error: JobError.optional() }),
   z.strictObject({ type: z.literal('session_closed'), v, session_id: id, reason: z.string().max(200) }),
   z.strictObject({ type: z.literal('error'), v, message: z.string().max(MAX_ERROR_CHARS) }),
   /** A graceful stop, said before the link closes: every hub shows the worker offline at once, not after WORKER_TTL. */
