@@ -223,14 +223,20 @@ export class JobLedger extends EventEmitter<{ released: [] }> {
     return finished;
   }
 
-  /** Cancels a queued or running job; tells the worker when this hub holds its link. */
+  /**
+   * Cancels a queued or running job; tells the worker when this hub holds its link. Who to tell
+   * is read from the canceled row itself: a job claimed between a read and the cancel (redrive
+   * took it) was not told, and ran to its end after the cancel was answered.
+   */
   async cancel(id: string): Promise<{ job: JobRow; sentToWorker: boolean } | undefined> {
-    const before = await this.d.store.getJob(id);
-    if (!before) return undefined;
     const canceled = await this.d.store.cancelJob(id, this.now());
-    if (!canceled) return { job: before, sentToWorker: false };
+    if (!canceled) {
+      // Not queued or running (any more): answer the row as it is now, not as it was.
+      const now = await this.d.store.getJob(id);
+      return now ? { job: now, sentToWorker: false } : undefined;
+    }
     this.d.events.jobChanged(canceled);
-    const link = before.status === 'running' && before.worker_id ? this.d.localLinks.get(before.worker_id) : undefined;
+    const link = canceled.worker_id ? this.d.localLinks.get(canceled.worker_id) : undefined;
     const sent = link ? await link.cancel(id, 'canceled by request') : false;
     return { job: canceled, sentToWorker: sent };
   }

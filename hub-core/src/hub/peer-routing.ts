@@ -65,7 +65,9 @@ export class PeerRouting {
   /** A job canceled here whose worker runs on another hub's link: that hub passes the cancel on. */
   async cancelAtOwner(job: JobRow, sentToWorker: boolean, hop: Hop): Promise<void> {
     if (job.status !== 'canceled' || sentToWorker || !job.worker_id || hop.forwarded) return;
-    const url = await this.workerOwnerUrl(job.worker_id);
+    // The cancel is committed: a Redis that stalls now must not turn its answer into a 503 (the
+    // worker's late result is ignored either way; telling it only frees the lane sooner).
+    const url = await this.workerOwnerUrl(job.worker_id).catch(() => undefined);
     if (url) await this.d.forwarder.forward('jobs.cancel', url, 'POST', `/internal/jobs/${job.id}/cancel-on-worker`, {}).catch(() => undefined);
   }
 

@@ -32,6 +32,8 @@ interface StoreState {
   throws?: boolean;
   /** Jobs a batch statement leaves out (taken meanwhile, key already held, canceled). */
   leftOut?: string[];
+  /** Read queued, then claimed by redrive before the cancel's UPDATE ran. */
+  claimedMeanwhile?: boolean;
   /** A batch statement the database refuses (SQLSTATE 22P02); the single-row one still works. */
   batchRefused?: boolean;
 }
@@ -92,7 +94,8 @@ function setup(state: StoreState, opts: { sendFails?: boolean } = {}) {
       }
       return stmt(`finishJobs ${finishes.length}`, finishes.filter((f) => !state.leftOut?.includes(f.id)).map((f) => row(f.id, 'succeeded')));
     },
-    cancelJob: (id: string) => stmt('cancelJob', state.matched === false ? undefined : row(id, 'canceled')),
+    // The row keeps its worker when a running job is canceled (as the SQL does).
+    cancelJob: (id: string) => stmt('cancelJob', state.matched === false ? undefined : row(id, 'canceled', state.before === 'running' || state.claimedMeanwhile ? { worker_id: 'w1', lane: 0 } : {})),
     failJobIf: (id: string) => stmt('failJobIf', state.matched === false ? undefined : row(id, 'failed')),
     markReleased: () => stmt('markReleased', undefined),
     forgetIdempotencyKey: () => stmt('forgetIdempotencyKey', true),
@@ -173,6 +176,8 @@ const cases: Case[] = [
   { name: 'cancel of a job running on a local link', state: { before: 'running' }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.sentToWorker), trace: ['statement cancelJob', 'event job canceled', 'frame cancel'], returns: true },
   { name: 'cancel of a queued job', state: { before: 'queued' }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.sentToWorker), trace: ['statement cancelJob', 'event job canceled'], returns: false },
   { name: 'cancel of a finished job', state: { before: 'succeeded', matched: false }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.job.status), trace: ['statement cancelJob'], returns: 'succeeded' },
+  { name: 'cancel of a job redrive claimed after it was last read queued: its worker is told', state: { before: 'queued', claimedMeanwhile: true }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.sentToWorker), trace: ['statement cancelJob', 'event job canceled', 'frame cancel'], returns: true },
+  { name: 'cancel that lost to the result answers the row as it is now', state: { after: 'succeeded', matched: false }, event: ({ ledger }) => ledger.cancel('j1').then((r) => r?.job.status), trace: ['statement cancelJob'], returns: 'succeeded' },
   { name: 'cancel passed on for a peer hub', state: { before: 'running' }, event: ({ ledger }) => ledger.cancelOnWorker('j1'), trace: ['frame cancel'], returns: true },
   { name: 'inline wait given up: released', state: { after: 'queued' }, event: ({ ledger }) => ledger.markReleased('j1').then((r) => r?.status), trace: ['statement markReleased', 'released: redrive woken'], returns: 'queued' },
   {

@@ -5,6 +5,7 @@ import { PaprikaError } from '../../../hub-core/src/wire/errors.ts';
 import type { ForwardResponse } from '../../../hub-core/src/hub/forwarder.ts';
 import { PeerRouting, type Hop } from '../../../hub-core/src/hub/peer-routing.ts';
 import type { JobRow } from '../../../hub-core/src/ports/job-store.ts';
+import { RegistryUnavailableError } from '../../../hub-core/src/ports/registry.ts';
 
 const HERE = 'hub-a';
 const direct: Hop = { forwarded: false, auth: { authorization: 'Bearer client' } };
@@ -88,6 +89,15 @@ describe('PeerRouting.cancelAtOwner (a job canceled here, its worker linked else
     await routing.cancelAtOwner(job, sent, hop);
     expect(forwards).toHaveLength(calls);
     if (calls) expect(forwards[0]).toMatchObject({ route: 'jobs.cancel', url: 'http://hub-b', path: `/internal/jobs/${job.id}/cancel-on-worker` });
+  });
+
+  it('a stalled registry does not fail a cancel already committed (it answered 503)', async () => {
+    const { routing, forwards } = setup({ owner: 'hub-b', alive: ['hub-b'] });
+    (routing as unknown as { d: { registry: { getOwner(): Promise<never> } } }).d.registry.getOwner = async () => {
+      throw new RegistryUnavailableError(new Error('Command timed out'));
+    };
+    await expect(routing.cancelAtOwner(canceled, false, direct)).resolves.toBeUndefined();
+    expect(forwards).toHaveLength(0);
   });
 });
 
