@@ -110,7 +110,8 @@ export class WorkerAgent {
     this.heartbeatS = o.heartbeatS;
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
     const maxResultBytes = o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.outbox = new ResultOutbox({ maxResultBytes, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent) });
+    this.credentialFile = new CredentialFile(o.dataDir, o.hubUrl, o.workerId ?? o.lanIp);
+    this.outbox = new ResultOutbox({ maxResultBytes, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent), spoolDir: `${this.credentialFile.path}.results` });
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.outbox.add(r), maxResultBytes);
     this.thumbs = new Thumbnailer({
       lanes: o.pool.lanes,
@@ -122,7 +123,6 @@ export class WorkerAgent {
       this.linkFailed = reject;
     });
     this.linked.catch(() => {}); // its rejection is also reported through onFatal
-    this.credentialFile = new CredentialFile(o.dataDir, o.hubUrl, o.workerId ?? o.lanIp);
   }
 
   get lanes(): readonly Lane[] {
@@ -272,9 +272,14 @@ export class WorkerAgent {
       case 'thumbs':
         this.thumbs.set(msg.lanes, msg.interval_ms);
         return;
-      case 'error':
+      case 'error': {
         this.o.log.warn({ message: msg.message, details: msg.details }, 'hub reported an error');
+        // "job … is not yours": the job is another worker's now, or unknown to the hub's
+        // database; its result can never be stored, so it is not sent again (nor kept on disk).
+        const d = msg.details as { refused?: unknown; job_id?: unknown } | undefined;
+        if (d?.refused === 'job_result' && typeof d.job_id === 'string') this.outbox.disowned(d.job_id, msg.message);
         return;
+      }
     }
   }
 

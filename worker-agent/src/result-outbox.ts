@@ -2,14 +2,20 @@
 // it stays here from the job's end until a hub acks it (stored) or refuses it for good, and is
 // sent again after every re-link and whenever it sat unacked for a heartbeat period (the hub
 // could not write it, e.g. while Postgres restarted). A repeat changes nothing at the hub.
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
-import { boundedError, encode, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, makeDirs, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
 import { capResult, frameSize } from './result-cap.ts';
 
 export type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 type Refusal = Extract<HubMessage, { type: 'result_refused' }>;
 /** `sending` until the socket has taken the whole frame: a big result is not queued again behind itself. */
-type Entry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean; replaced?: boolean };
+type Entry = { result: JobResult; sentAt: number; refusals: number; sending?: boolean; replaced?: boolean; spoolTimer?: NodeJS.Timeout; spooled?: boolean };
+
+/** A result unacked this long is written to the spool: an ack normally comes within milliseconds. */
+export const SPOOL_AFTER_MS = 1000;
+const SPOOL_NAME = /^[A-Za-z0-9-]{1,200}\.json$/;
 
 /** A result the database refused (`result_refused: not_stored`) is sent this many times, then dropped. */
 export const MAX_STORE_REFUSALS = 5;
@@ -21,6 +27,12 @@ export interface ResultOutboxOptions {
   /** Write a frame on the current link; false when there is no open link (`sent` is then never called). */
   transmit: (frame: string, sent: () => void) => boolean;
   now?: () => number;
+  /**
+   * Where results unacked for SPOOL_AFTER_MS are kept on disk, so a crash of this process does
+   * not lose them: the next process lists them in its hello and sends them (a worker SIGKILLed
+   * while Postgres was down lost jobs that had succeeded; they were stored `failed`).
+   */
+  spoolDir?: string;
 }
 
 export class ResultOutbox {
@@ -29,6 +41,45 @@ export class ResultOutbox {
 
   constructor(private readonly o: ResultOutboxOptions) {
     this.now = o.now ?? Date.now;
+    this.loadSpool();
+  }
+
+  /** Results an earlier process of this worker kept and no hub acked: sent once linked. */
+  private loadSpool(): void {
+    const dir = this.o.spoolDir;
+    if (!dir || !fs.existsSync(dir)) return;
+    for (const name of fs.readdirSync(dir)) {
+      if (!SPOOL_NAME.test(name)) continue;
+      try {
+        const result = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as JobResult;
+        if (result?.type !== 'job_result' || `${result.job_id}.json` !== name) throw new Error('not a job result of this name');
+        const { v: _v, ...body } = result as JobResult & { v?: number };
+        this.entries.set(result.job_id, { result: body as JobResult, sentAt: this.now(), refusals: 0, spooled: true });
+        this.o.log.info({ job_id: result.job_id, assignment_id: result.assignment_id, status: result.status }, 'result kept from an earlier run; sent once linked');
+      } catch (err) {
+        this.o.log.warn({ file: path.join(dir, name), err: String(err) }, 'unreadable kept result; left where it is');
+      }
+    }
+  }
+
+  private spool(entry: Entry): void {
+    const dir = this.o.spoolDir;
+    if (!dir || this.entries.get(entry.result.job_id) !== entry || !SPOOL_NAME.test(`${entry.result.job_id}.json`)) return;
+    const file = path.join(dir, `${entry.result.job_id}.json`);
+    try {
+      makeDirs(dir, 0o700);
+      fs.writeFileSync(`${file}.tmp`, encode(entry.result), { mode: 0o600 });
+      fs.renameSync(`${file}.tmp`, file);
+      entry.spooled = true;
+    } catch (err) {
+      this.o.log.warn({ job_id: entry.result.job_id, err: String(err) }, 'could not keep an unacked result on disk');
+    }
+  }
+
+  private unspool(entry: Entry | undefined): void {
+    if (!entry) return;
+    clearTimeout(entry.spoolTimer);
+    if (entry.spooled && this.o.spoolDir) fs.rmSync(path.join(this.o.spoolDir, `${entry.result.job_id}.json`), { force: true });
   }
 
   get size(): number {
@@ -50,8 +101,10 @@ export class ResultOutbox {
 
   /** A hub stored it. Logged: the worker's own record that a hub took the result (the chaos run's evidence). */
   acked(jobId: string): void {
-    const acked = this.entries.get(jobId)?.result;
+    const entry = this.entries.get(jobId);
+    const acked = entry?.result;
     if (acked) this.o.log.info({ job_id: acked.job_id, assignment_id: acked.assignment_id, status: acked.status }, 'result acked');
+    this.unspool(entry);
     this.entries.delete(jobId);
   }
 
@@ -84,8 +137,15 @@ export class ResultOutbox {
     this.drop(entry, msg.reason);
   }
 
+  /** The hub says the job is not this worker's (reassigned, or unknown to its database): dropped. */
+  disowned(jobId: string, reason: string): void {
+    const entry = this.entries.get(jobId);
+    if (entry) this.drop(entry, reason);
+  }
+
   private drop(entry: Entry, reason: string): void {
     const { job_id, assignment_id } = entry.result;
+    this.unspool(entry);
     this.entries.delete(job_id);
     this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason }, 'result dropped: the hub refused to store it');
   }
@@ -108,7 +168,14 @@ export class ResultOutbox {
   }
 
   private put(entry: Entry): void {
+    const before = this.entries.get(entry.result.job_id);
+    if (before) clearTimeout(before.spoolTimer);
     this.entries.set(entry.result.job_id, entry);
+    if (this.o.spoolDir) {
+      // A replaced result that was on disk is rewritten at once (the file must not hold the old one).
+      if (before?.spooled) this.spool(entry);
+      else entry.spoolTimer = setTimeout(() => this.spool(entry), SPOOL_AFTER_MS).unref();
+    }
     this.transmit(entry);
   }
 
