@@ -124,6 +124,16 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     expect(hub.hub.localLinks.get(worker.workerId)!.open).toBe(true);
   });
 
+  it('refuses a hostname Postgres cannot store or with control characters (400): a NUL answered 500', async () => {
+    for (const hostname of ['a\u0000b', 'a\nb', 'a\ud800b']) {
+      const res = await register(hub.url, { lan_ip: '10.78.0.9', hostname });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'bad_request' });
+    }
+    const ok = await register(hub.url, { lan_ip: '10.78.0.9', hostname: 'fine' });
+    expect(ok.status).toBe(201);
+  });
+
   it('(g) an admin reset lets the id enroll again, and is audited with its actor', async () => {
     const lanIp = '10.61.0.7';
     const first = await register(hub.url, { lan_ip: lanIp });

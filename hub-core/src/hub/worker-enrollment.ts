@@ -66,12 +66,13 @@ export class WorkerEnrollment {
 
   /** An explicit id is claimed by the IP rule too: an id another IP holds is not handed over. */
   private async claimId(req: RegisterRequest): Promise<string> {
-    if (!req.worker_id) return this.d.registry.claimWorkerId(req.lan_ip, req.hostname);
     try {
-      return await this.d.registry.claimWorkerId(req.lan_ip, req.hostname, [req.worker_id]);
+      return await (req.worker_id ? this.d.registry.claimWorkerId(req.lan_ip, req.hostname, [req.worker_id]) : this.d.registry.claimWorkerId(req.lan_ip, req.hostname));
     } catch (err) {
-      if (err instanceof Error && err.message.startsWith('no worker id left')) throw new PaprikaError('conflict', { worker_id: req.worker_id }, `worker id ${req.worker_id} is held by another address`);
-      throw err;
+      if (!(err instanceof Error && err.message.startsWith('no worker id left'))) throw err;
+      if (req.worker_id) throw new PaprikaError('conflict', { worker_id: req.worker_id }, `worker id ${req.worker_id} is held by another address`);
+      // Every id this address derives is held by another address (it answered 500).
+      throw new PaprikaError('conflict', { lan_ip: req.lan_ip }, `every worker id for ${req.lan_ip} is held by another address: give one with --worker-id`);
     }
   }
 

@@ -9,12 +9,14 @@ import type { Config } from '../../config.ts';
 import type { PeerRouting } from '../../hub/peer-routing.ts';
 import type { WorkerAdmin } from '../../hub/worker-admin.ts';
 import type { WorkerEnrollment } from '../../hub/worker-enrollment.ts';
+import { findUnstorableText } from '../../domain/storable-text.ts';
 import { jobJson } from '../json.ts';
 import { parseOr400 } from '../validate.ts';
 
 const Register = z.strictObject({
   lan_ip: z.string().refine(isIPv4, 'expected an IPv4 address'),
-  hostname: z.string().min(1).max(253),
+  // Stored in Postgres: no NUL (it answered 500 and left the id claimed in Redis), no control characters.
+  hostname: z.string().min(1).max(253).regex(/^[^\u0000-\u001f\u007f]+$/, 'no control characters').refine((s) => findUnstorableText(s, 'hostname') === undefined, 'no unpaired surrogates'),
   worker_id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'not a worker id').optional(),
   secret: z.string().min(1).max(200).optional(),
 });
