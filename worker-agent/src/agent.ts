@@ -101,6 +101,8 @@ export class WorkerAgent {
    * jobs an earlier process of this worker left behind. (The welcome comes after that check.)
    */
   private welcomed = false;
+  /** This link was welcomed: results go out only then (before it, the hub takes frames of 1 MB at most). */
+  private linkReady = false;
   private linkedOnce: (() => void) | undefined;
   private linkFailed: ((err: Error) => void) | undefined;
   /** Resolves at the first welcome; rejects if the hub refuses this agent's credential. */
@@ -111,7 +113,7 @@ export class WorkerAgent {
     this.stats = new HostStats(o.diskPath ?? process.cwd(), (message) => o.log.warn(message));
     const maxResultBytes = o.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.credentialFile = new CredentialFile(o.dataDir, o.hubUrl, o.workerId ?? o.lanIp);
-    this.outbox = new ResultOutbox({ maxResultBytes, log: o.log, transmit: (frame, sent) => this.transmit(frame, sent), spoolDir: `${this.credentialFile.path}.results` });
+    this.outbox = new ResultOutbox({ maxResultBytes, log: o.log, transmit: (frame, sent) => (this.linkReady ? this.transmit(frame, sent) : false), spoolDir: `${this.credentialFile.path}.results` });
     this.runner = new LaneRunner(o.pool.lanes, o.log, (msg) => this.send(msg), (r) => this.outbox.add(r), maxResultBytes);
     this.thumbs = new Thumbnailer({
       lanes: o.pool.lanes,
@@ -161,6 +163,7 @@ export class WorkerAgent {
     if (this.linkHop > 0) url.searchParams.set('hop', String(this.linkHop));
     const ws = new WebSocket(url, { headers: this.headers(), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.o.handshakeTimeoutMs ?? 10_000 });
     this.ws = ws;
+    this.linkReady = false;
     this.writes = UNCORKED;
     // The link's own TCP socket: frames sent within one turn leave in one write.
     ws.on('upgrade', (res) => {
@@ -224,6 +227,7 @@ export class WorkerAgent {
         clearTimeout(this.welcomeTimer);
         this.attempt = 0;
         this.welcomed = true;
+        this.linkReady = true;
         this.o.log.info({ worker_id: msg.worker_id, hub_id: msg.hub_id, status: msg.status, heartbeat_s: msg.heartbeat_s }, 'linked');
         // The hub judges liveness against its own period, so its heartbeat_s wins over ours.
         if (msg.heartbeat_s !== this.heartbeatS) this.o.log.info({ hub: msg.heartbeat_s, local: this.heartbeatS }, 'heartbeat period set by the hub');
@@ -350,6 +354,7 @@ export class WorkerAgent {
 
   private onClose(ws: WebSocket, code: number, reason: string): void {
     if (this.ws !== ws) return;
+    this.linkReady = false;
     // Tokens are signed with this link's key: they die with it (the next welcome brings a new one).
     this.o.viewKeys?.clear();
     // A new link starts with no thumbnails asked for.

@@ -48,7 +48,14 @@ export class ResultOutbox {
   private loadSpool(): void {
     const dir = this.o.spoolDir;
     if (!dir || !fs.existsSync(dir)) return;
-    for (const name of fs.readdirSync(dir)) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch (err) {
+      this.o.log.warn({ dir, err: String(err) }, 'kept results unreadable; starting without them');
+      return;
+    }
+    for (const name of names) {
       if (!SPOOL_NAME.test(name)) continue;
       try {
         const result = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as JobResult;
@@ -76,10 +83,16 @@ export class ResultOutbox {
     }
   }
 
+  /** Never throws: a data directory gone read-only must not keep an acked result in the outbox. */
   private unspool(entry: Entry | undefined): void {
     if (!entry) return;
     clearTimeout(entry.spoolTimer);
-    if (entry.spooled && this.o.spoolDir) fs.rmSync(path.join(this.o.spoolDir, `${entry.result.job_id}.json`), { force: true });
+    if (!entry.spooled || !this.o.spoolDir) return;
+    try {
+      fs.rmSync(path.join(this.o.spoolDir, `${entry.result.job_id}.json`), { force: true });
+    } catch (err) {
+      this.o.log.warn({ job_id: entry.result.job_id, err: String(err) }, 'could not remove a kept result');
+    }
   }
 
   get size(): number {
@@ -104,8 +117,8 @@ export class ResultOutbox {
     const entry = this.entries.get(jobId);
     const acked = entry?.result;
     if (acked) this.o.log.info({ job_id: acked.job_id, assignment_id: acked.assignment_id, status: acked.status }, 'result acked');
-    this.unspool(entry);
     this.entries.delete(jobId);
+    this.unspool(entry);
   }
 
   /**
@@ -145,8 +158,8 @@ export class ResultOutbox {
 
   private drop(entry: Entry, reason: string): void {
     const { job_id, assignment_id } = entry.result;
-    this.unspool(entry);
     this.entries.delete(job_id);
+    this.unspool(entry);
     this.o.log.error({ job_id, assignment_id, refusals: entry.refusals, reason }, 'result dropped: the hub refused to store it');
   }
 
@@ -173,7 +186,11 @@ export class ResultOutbox {
     this.entries.set(entry.result.job_id, entry);
     if (this.o.spoolDir) {
       // A replaced result that was on disk is rewritten at once (the file must not hold the old one).
-      if (before?.spooled) this.spool(entry);
+      if (before?.spooled) {
+        this.spool(entry);
+        // Not rewritten: the old file is still there, and the ack must still remove it.
+        entry.spooled = true;
+      }
       else entry.spoolTimer = setTimeout(() => this.spool(entry), SPOOL_AFTER_MS).unref();
     }
     this.transmit(entry);

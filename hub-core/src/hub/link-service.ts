@@ -192,7 +192,17 @@ export class LinkService {
         }
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
         helloSeen = true;
-        setMaxPayload(ws, LINK_CEILING_BYTES);
+      }
+      // Thumbnails are lossy and replaced every second: taken at once, never queued behind a
+      // database write (a wall of 16 lanes filled the queue in 16 s of a Postgres stall, the hub
+      // stopped reading, and with it answering the worker's pings: the link was dropped as silent).
+      if (parsed.value.type === 'thumb' && link) {
+        const l = link;
+        const thumb = parsed.value;
+        void Promise.resolve()
+          .then(() => this.messages.onMessage(l, thumb))
+          .catch((err: unknown) => this.d.log.debug({ worker_id: workerId, err: String(err) }, 'thumbnail dropped'));
+        return;
       }
       const handled = enqueued(bytes);
       // One message at a time per link, in order: a result never overtakes its job_started.
@@ -206,6 +216,8 @@ export class LinkService {
             cancelHelloTimer();
             const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l));
             if (outcome === 'refused') refused = true;
+            // The link's own limit only once the hello proved the worker (a hello without a proof parses too).
+            if (outcome === 'linked') setMaxPayload(ws, LINK_CEILING_BYTES);
             return;
           }
           await this.messages.onMessage(link, msg);
