@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeDirs } from 'paprika/wire';
+import { makeDirs, writeFileWhole } from 'paprika/wire';
 
 export interface WorkerCredentialFile {
   hub: string;
@@ -55,9 +55,7 @@ export class CredentialFile {
   save(c: WorkerCredentialFile): void {
     try {
       makeDirs(path.dirname(this.path), 0o700);
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
-      fs.renameSync(tmp, this.path);
+      writeFileWhole(this.path, `${JSON.stringify(c, null, 2)}\n`, 0o600);
     } catch (err) {
       throw this.unusable('write', err);
     }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { boundedError, encode, makeDirs, MAX_FRAME_BYTES, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, encode, makeDirs, MAX_FRAME_BYTES, writeFileWhole, type HubMessage, type WorkerMessageBody } from 'paprika/wire';
 import { capResult, frameSize } from './result-cap.ts';
 
 export type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
@@ -47,12 +47,12 @@ export class ResultOutbox {
   /** Results an earlier process of this worker kept and no hub acked: sent once linked. */
   private loadSpool(): void {
     const dir = this.o.spoolDir;
-    if (!dir || !fs.existsSync(dir)) return;
+    if (!dir) return;
     let names: string[];
     try {
       names = fs.readdirSync(dir);
     } catch (err) {
-      this.o.log.warn({ dir, err: String(err) }, 'kept results unreadable; starting without them');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.o.log.warn({ dir, err: String(err) }, 'kept results unreadable; starting without them');
       return;
     }
     for (const name of names) {
@@ -75,8 +75,7 @@ export class ResultOutbox {
     const file = path.join(dir, `${entry.result.job_id}.json`);
     try {
       makeDirs(dir, 0o700);
-      fs.writeFileSync(`${file}.tmp`, encode(entry.result), { mode: 0o600 });
-      fs.renameSync(`${file}.tmp`, file);
+      writeFileWhole(file, encode(entry.result), 0o600);
       entry.spooled = true;
     } catch (err) {
       this.o.log.warn({ job_id: entry.result.job_id, err: String(err) }, 'could not keep an unacked result on disk');
@@ -190,8 +189,7 @@ export class ResultOutbox {
         this.spool(entry);
         // Not rewritten: the old file is still there, and the ack must still remove it.
         entry.spooled = true;
-      }
-      else entry.spoolTimer = setTimeout(() => this.spool(entry), SPOOL_AFTER_MS).unref();
+      } else entry.spoolTimer = setTimeout(() => this.spool(entry), SPOOL_AFTER_MS).unref();
     }
     this.transmit(entry);
   }

@@ -264,9 +264,8 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
     opts.store ??
     (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }).catch((err) => {
       if (config.databaseUrl) throw unreachable('DATABASE_URL', 'Postgres', config.databaseUrl, err);
-      const code = (err as NodeJS.ErrnoException).code;
-      // The embedded database's directory could not be made or written: say which variable chose it.
-      throw code && /^E[A-Z]+$/.test(code) && (err as NodeJS.ErrnoException).syscall ? new ConfigError('PAPRIKA_DATA_DIR', `cannot use ${config.dataDir} for the embedded database: ${(err as Error).message}`) : err;
+      // A system call on the embedded database's directory failed: say which variable chose it.
+      throw (err as NodeJS.ErrnoException).syscall ? new ConfigError('PAPRIKA_DATA_DIR', `cannot use ${config.dataDir} for the embedded database: ${(err as Error).message}`) : err;
     }));
   let registry = opts.registry;
   try {

@@ -45,12 +45,14 @@ export function oversizedFrameReply(data: RawData, bytes: number): { text: strin
   const jobId = JOB_ID.exec(start)?.[1];
   const reason = `frame of ${bytes} bytes is over the link's limit of ${MAX_FRAME_BYTES} bytes`;
   if (type === 'job_result' && jobId) return { text: encode({ type: 'result_refused', job_id: jobId, code: 'too_large', reason, max_bytes: MAX_FRAME_BYTES }), jobId, reason, type };
-  const requestId = type === 'session_reply' ? REQUEST_ID.exec(start)?.[1] : undefined;
-  return { text: encode({ type: 'error', message: reason, details: { code: 'frame_too_large', max_bytes: MAX_FRAME_BYTES, type: type ?? null } }), requestId, reason, type };
+  return { text: encode({ type: 'error', message: reason, details: { code: 'frame_too_large', max_bytes: MAX_FRAME_BYTES, type: type ?? null } }), requestId: requestIdIn(start), reason, type };
 }
 
 /** The request a session_reply frame answers, read from its head (for a reply the hub cannot take). */
 export function sessionReplyRequestId(data: RawData): string | undefined {
-  const start = head(data);
+  return requestIdIn(head(data));
+}
+
+function requestIdIn(start: string): string | undefined {
   return TYPE.exec(start)?.[1] === 'session_reply' ? REQUEST_ID.exec(start)?.[1] : undefined;
 }

@@ -15,7 +15,7 @@ export class ConfigError extends Error {
 }
 
 /** Node runs a longer timer after 1 ms (a loop period past it would spin): the most any `_S` value may be. */
-export const MAX_TIMER_S = Math.floor(2 ** 31 - 1) / 1000;
+export const MAX_TIMER_S = (2 ** 31 - 1) / 1000;
 /** For ages and retentions that never become a timer: ten years. */
 export const MAX_AGE_S = 10 * 365 * 86400;
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;

@@ -6,7 +6,7 @@ export * from './env.ts';
 export * from './errors.ts';
 export * from './job-spec.ts';
 export * from './json.ts';
-export * from './make-dirs.ts';
+export * from './files.ts';
 export * from './protocol.ts';
 export * from './random.ts';
 export * from './turn-writes.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeDirs } from '../../../hub-core/src/wire/make-dirs.ts';
+import { makeDirs } from '../../../hub-core/src/wire/files.ts';
 import { CredentialFile } from '../../../worker-agent/src/credential-file.ts';
 
 const made: string[] = [];

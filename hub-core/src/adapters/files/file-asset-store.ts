@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AssetStore } from '../../ports/asset-store.ts';
 import { systemClock, type Clock } from '../../ports/clock.ts';
-import { makeDirs } from '../../wire/make-dirs.ts';
+import { makeDirs } from '../../wire/files.ts';
 
 const SAFE = /^[A-Za-z0-9_.-]+$/;
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { SqlClient } from './sql-client.ts';
-import { makeDirs } from '../../wire/make-dirs.ts';
+import { makeDirs } from '../../wire/files.ts';
 
 /**
  * PGlite's own start parameters plus a small buffer cache. Its default (Postgres's 128 MB
