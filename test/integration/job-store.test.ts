@@ -29,7 +29,7 @@ for (const backend of ['pglite', 'postgres'] as const) {
       store.claimQueuedJob(id, { workerId: worker, hubId: 'h1', lane: 0, assignmentId, novncUrl: 'http://v/0', now: at(1), deadlineAt: at(181) });
 
     it('runs the migrations once: a second run applies nothing', async () => {
-      expect(await migrate(store.db)).toEqual([]);
+      expect(await migrate(store.db)).toEqual({ applied: [], unknown: [] });
     });
 
     it('inserts queued jobs and reads them back with the spec as JSON', async () => {

@@ -267,6 +267,10 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
       // A system call on the embedded database's directory failed: say which variable chose it.
       throw (err as NodeJS.ErrnoException).syscall ? new ConfigError('PAPRIKA_DATA_DIR', `cannot use ${config.dataDir} for the embedded database: ${(err as Error).message}`) : err;
     }));
+  if (store instanceof SqlJobStore && store.unknownMigrations.length > 0) {
+    const where = config.databaseUrl ? 'DATABASE_URL' : `the embedded database in ${config.dataDir}`;
+    log.warn({ unknown_migrations: store.unknownMigrations }, `${where} was migrated by a newer release than this hub (${store.unknownMigrations.join(', ')} unknown here): this hub may misread what newer hubs write; run the same release on every hub (README: Upgrading)`);
+  }
   let registry = opts.registry;
   try {
     registry ??= config.redisUrl

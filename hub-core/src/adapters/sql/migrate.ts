@@ -8,7 +8,17 @@ import type { SqlClient } from './sql-client.ts';
 export const MIGRATIONS_DIR = packageFile(import.meta.url, 'hub-core/migrations', '../../../migrations');
 const LOCK_KEY = 727_411_001;
 
-export async function migrate(db: SqlClient, dir = MIGRATIONS_DIR): Promise<string[]> {
+/**
+ * What a start-up's migration did: the files it applied, and the migrations the database holds
+ * that this release does not ship (a newer hub migrated it: this one may not read what that one
+ * writes).
+ */
+export interface MigrationOutcome {
+  applied: string[];
+  unknown: string[];
+}
+
+export async function migrate(db: SqlClient, dir = MIGRATIONS_DIR): Promise<MigrationOutcome> {
   const files = fs
     .readdirSync(dir)
     .filter((f) => /^\d{3}_.+\.sql$/.test(f))
@@ -24,6 +34,7 @@ export async function migrate(db: SqlClient, dir = MIGRATIONS_DIR): Promise<stri
       await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
       applied.push(file);
     }
-    return applied;
+    const shipped = new Set(files);
+    return { applied, unknown: [...done].filter((name) => !shipped.has(name)).sort() };
   });
 }

@@ -19,7 +19,11 @@ export class SqlJobStore implements JobStore {
   readonly credentials: SqlCredentialStore;
   readonly history: SqlFleetHistory;
   readonly workerRecord: SqlWorkerRecord;
-  constructor(readonly db: SqlClient) {
+  /** @param unknownMigrations the database's migrations this release does not ship (migrate.ts) */
+  constructor(
+    readonly db: SqlClient,
+    readonly unknownMigrations: readonly string[] = [],
+  ) {
     this.credentials = new SqlCredentialStore(db);
     this.history = new SqlFleetHistory(db);
     this.workerRecord = new SqlWorkerRecord(db);
@@ -174,10 +178,9 @@ export class SqlJobStore implements JobStore {
 export async function openJobStore(opts: { databaseUrl?: string; pgliteDir?: string }): Promise<SqlJobStore> {
   const db = opts.databaseUrl ? pgClient(opts.databaseUrl) : await pgliteClient(opts.pgliteDir);
   try {
-    await migrate(db);
+    return new SqlJobStore(db, (await migrate(db)).unknown);
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
-  return new SqlJobStore(db);
 }
