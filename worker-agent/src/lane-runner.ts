@@ -9,6 +9,9 @@ type Assign = Extract<HubMessage, { type: 'assign' }>;
 type SessionMsg = Extract<HubMessage, { type: 'session_open' | 'session_command' | 'session_close' }>;
 type JobResult = Extract<WorkerMessageBody, { type: 'job_result' }>;
 
+/** The abort reason of a job still running when the agent's stop gave up waiting for it. */
+const STOP_ABORT = 'worker_stopping';
+
 interface Slot {
   job?: { id: string; assignmentId: string; abort: AbortController; done: Promise<void> };
   session?: { id: string; idleTimer: NodeJS.Timeout; idleS: number };
@@ -19,6 +22,8 @@ interface Slot {
 export class LaneRunner {
   private readonly slots: Slot[];
   private closing = false;
+  /** The grace the stop gave running jobs (drain), named in the error of a job it cut off. */
+  private stopGraceMs = 0;
 
   constructor(
     private readonly lanes: readonly Lane[],
@@ -76,6 +81,10 @@ export class LaneRunner {
         if (abort.signal.aborted && abort.signal.reason === 'timeout' && status !== 'succeeded') {
           status = 'failed';
           error = 'timeout';
+        } else if (abort.signal.aborted && abort.signal.reason === STOP_ABORT && status !== 'succeeded') {
+          // No one canceled it: the worker stopped under it (it was stored `canceled`).
+          status = 'failed';
+          error = `the worker stopped before this job ended: aborted after the ${this.stopGraceMs / 1000} s a stop gives running jobs`;
         }
         this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane, status, error }, 'job finished');
         this.result({ type: 'job_result', job_id: msg.job_id, assignment_id: msg.assignment_id, status, result: outcome.result, error, assets: outcome.assets });
@@ -167,12 +176,13 @@ export class LaneRunner {
   /** Stop taking work; wait up to graceMs for running jobs, then abort what is left. */
   async drain(graceMs: number): Promise<void> {
     this.closing = true;
+    this.stopGraceMs = graceMs;
     const running = this.slots.flatMap((s) => (s.job ? [s.job] : []));
     const all = Promise.all(running.map((j) => j.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
-    for (const j of running) j.abort.abort('canceled');
+    for (const j of running) j.abort.abort(STOP_ABORT);
     await all;
   }
 
