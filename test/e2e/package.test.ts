@@ -41,6 +41,19 @@ describe('npm pack → install into an empty project', () => {
     expect(fs.existsSync(path.join(project, 'node_modules/tsx'))).toBe(false);
   });
 
+  it('its source maps carry their sources: a stack trace or a debugger finds the TypeScript without it', () => {
+    const pkg = path.join(project, 'node_modules/paprika');
+    const maps = execFileSync('find', [path.join(pkg, 'dist'), '-name', '*.js.map'], { encoding: 'utf8' }).trim().split('\n');
+    expect(maps.length).toBeGreaterThan(100);
+    const withoutSources = maps.filter((m) => {
+      const map = JSON.parse(fs.readFileSync(m, 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      return map.sources.some((src, i) => typeof map.sourcesContent?.[i] !== 'string' && !fs.existsSync(path.resolve(path.dirname(m), src)));
+    });
+    expect(withoutSources).toEqual([]);
+    const client = JSON.parse(fs.readFileSync(path.join(pkg, 'dist/hub-core/client/index.js.map'), 'utf8')) as { sourcesContent: string[] };
+    expect(client.sourcesContent[0]).toMatch(/export function createClient/);
+  });
+
   it('the installed `paprika --help` answers', () => {
     const out = run(path.join(project, 'node_modules/.bin/paprika'), ['--help'], project);
     expect(out).toMatch(/usage: paprika <command>/);
