@@ -51,6 +51,9 @@ export interface Config {
   readonly registerPerIpPerMin: number;
   readonly registerBurst: number;
   readonly registerPerMin: number;
+  /** Worker-link sockets that have not finished their hello: at most this many on the hub, and per source address. */
+  readonly linkPendingMax: number;
+  readonly linkPendingPerIp: number;
   readonly apiToken: string | undefined;
   readonly adminToken: string | undefined;
   readonly workerToken: string | undefined;
@@ -182,6 +185,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     registerPerIpPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_IP_PER_MIN', 10, { min: 0.001 }),
     registerBurst: numberVar(env, 'PAPRIKA_REGISTER_BURST', 20, { min: 1, integer: true }),
     registerPerMin: numberVar(env, 'PAPRIKA_REGISTER_PER_MIN', 600, { min: 0.001 }),
+    linkPendingMax: numberVar(env, 'PAPRIKA_LINK_PENDING_MAX', 256, { min: 1, integer: true }),
+    linkPendingPerIp: numberVar(env, 'PAPRIKA_LINK_PENDING_PER_IP', 64, { min: 1, integer: true }),
     apiToken,
     adminToken,
     workerToken,

@@ -12,6 +12,7 @@ import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
 import { frameBytes, oversizedFrameReply, sessionReplyRequestId, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
+import { PendingHellos, type HelloSlot } from './pending-hellos.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
 export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
@@ -28,6 +29,8 @@ const BAD_FRAME_BURST = 20;
 const BAD_FRAMES_PER_S = 1;
 /** Close code for a link that did not speak the protocol (WebSocket: policy violation). */
 const LINK_PROTOCOL_VIOLATION = 1008;
+/** Refused link upgrades are logged at most once in this long (a flood must not flood the log too). */
+const REFUSAL_LOG_MS = 10_000;
 /** How long stop() waits for links to close before cutting them. */
 const STOP_CLOSE_MS = 2_000;
 /**
@@ -89,10 +92,37 @@ export class LinkService {
   /** Every accepted socket → its close handling, settled once that has run. */
   private readonly closed = new Map<WebSocket, Promise<void>>();
   private stopped = false;
+  private readonly pending: PendingHellos;
+  private refusedSinceLog = 0;
+  private lastRefusalLogAt = -Infinity;
 
   constructor(private readonly d: LinkDeps) {
     this.handshake = new LinkHandshake(d);
     this.messages = new LinkMessages(d);
+    this.pending = new PendingHellos({ max: d.config.linkPendingMax, perSource: d.config.linkPendingPerIp });
+  }
+
+  /**
+   * Before a link's upgrade: a slot among the sockets waiting for their hello
+   * (PAPRIKA_LINK_PENDING_MAX, PAPRIKA_LINK_PENDING_PER_IP), held until accept()'s hello is
+   * answered or the socket closes. Refused, the caller answers 503 without upgrading.
+   */
+  admit(remote: string | undefined): HelloSlot {
+    const slot = this.pending.take(remote ?? '');
+    if (slot.ok) return slot;
+    this.refusedSinceLog++;
+    const now = this.d.clock.now();
+    if (now - this.lastRefusalLogAt >= REFUSAL_LOG_MS) {
+      this.d.log.warn({ remote, scope: slot.scope, limit: slot.limit, refused: this.refusedSinceLog }, 'worker link upgrades refused: too many sockets waiting for their hello');
+      this.refusedSinceLog = 0;
+      this.lastRefusalLogAt = now;
+    }
+    return slot;
+  }
+
+  /** Sockets upgraded (or upgrading) whose hello has not been answered yet. */
+  get waitingForHello(): number {
+    return this.pending.waiting;
   }
 
   /**
@@ -100,8 +130,9 @@ export class LinkService {
    * only let it in: the hello must prove the id for this link's nonce before anything of that
    * worker — its current link, jobs or status — is touched.
    */
-  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable): void {
+  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable, releaseSlot: () => void = () => {}): void {
     if (this.stopped) {
+      releaseSlot();
       ws.close(1001, 'hub stopping');
       return;
     }
@@ -214,7 +245,7 @@ export class LinkService {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             cancelHelloTimer();
-            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l));
+            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l)).finally(releaseSlot);
             if (outcome === 'refused') refused = true;
             // The link's own limit only once the hello proved the worker (a hello without a proof parses too).
             if (outcome === 'linked') setMaxPayload(ws, LINK_CEILING_BYTES);
@@ -230,6 +261,7 @@ export class LinkService {
     });
     ws.on('error', (err) => this.d.log.debug({ worker_id: workerId, err: String(err) }, 'link error'));
     ws.on('close', () => {
+      releaseSlot();
       cancelHelloTimer();
       void queue
         .then(() => (link ? this.messages.onClose(link) : undefined))

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   database_unavailable: { status: 503, message: 'The job database is unreachable; retry later' },
   registry_unavailable: { status: 503, message: 'The fleet registry (Redis) did not answer in time; retry later' },
   no_free_lane: { status: 503, message: 'No free lane for a session; retry later' },
+  links_waiting: { status: 503, message: 'Too many worker links are waiting for their hello; retry shortly' },
   no_free_cdp_lane: { status: 503, message: 'No free lane for a CDP client; retry later' },
   tunnel_refused: { status: 403, message: 'This tunnel token is not valid for this worker' },
   gateway_timeout: { status: 504, message: 'The owning hub did not answer in time' },

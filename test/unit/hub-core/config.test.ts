@@ -25,6 +25,8 @@ describe('loadConfig', () => {
       fleetCacheS: 60,
       jitterMaxS: 60,
       maxQueued: 10000,
+      linkPendingMax: 256,
+      linkPendingPerIp: 64,
     });
     expect(c.hubId).toMatch(/^hub-.+-8080$/);
     expect(c.hubUrl).toBe('http://127.0.0.1:8080');
@@ -57,6 +59,9 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL: expected a postgres: or postgresql: URL/],
     ['REDIS_URL', 'not a url', /REDIS_URL: not a valid URL/],
     ['PAPRIKA_MAX_QUEUED', '1.5', /PAPRIKA_MAX_QUEUED: expected a whole number/],
+    ['PAPRIKA_LINK_PENDING_MAX', '0', /PAPRIKA_LINK_PENDING_MAX: must be at least 1/],
+    ['PAPRIKA_LINK_PENDING_PER_IP', '2.5', /PAPRIKA_LINK_PENDING_PER_IP: expected a whole number/],
+    ['PAPRIKA_LINK_PENDING_PER_IP', 'lots', /PAPRIKA_LINK_PENDING_PER_IP: expected a decimal number/],
     ['PAPRIKA_URL_DENY', '10.0.0.0/8, 10.0.0.0/40', /PAPRIKA_URL_DENY: bad rule "10.0.0.0\/40"/],
     ['PAPRIKA_URL_ALLOW', 'example.org:0', /PAPRIKA_URL_ALLOW: bad rule "example.org:0": bad port/],
   ])('rejects %s=%s naming the variable', (name, value, message) => {

@@ -13,7 +13,7 @@ import { completeUpgrade, pendingUpgrade } from '../upgrades.ts';
 const WORKER_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 export interface SocketRouteDeps {
-  links: Pick<LinkService, 'accept'>;
+  links: Pick<LinkService, 'accept' | 'admit'>;
   events: Pick<AdminEventStream, 'accept'>;
   wall: Pick<WallRelay, 'watch' | 'leave'>;
 }
@@ -26,8 +26,18 @@ export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebS
       if (!WORKER_ID.test(id)) throw new PaprikaError('bad_request', { id }, 'not a worker id');
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
+      // Refused before the upgrade: a socket waiting for its hello holds memory until then.
+      const remote = req.raw.socket.remoteAddress;
+      const slot = links.admit(remote);
+      if (!slot.ok) {
+        const { scope, limit } = slot;
+        const what = scope === 'source' ? `from ${remote} (PAPRIKA_LINK_PENDING_PER_IP)` : 'on this hub (PAPRIKA_LINK_PENDING_MAX)';
+        throw new PaprikaError('links_waiting', { scope, limit, remote }, `${limit} worker links ${what} are already waiting for their hello; retry shortly`, 1);
+      }
+      // An upgrade that never completes (a bad handshake, a peer gone) gives the slot back with its socket.
+      up.socket.once('close', slot.release);
       reply.hijack();
-      completeUpgrade(wss, req.raw, up, (ws) => links.accept(ws, id, req.raw.socket.remoteAddress, up.socket));
+      completeUpgrade(wss, req.raw, up, (ws) => links.accept(ws, id, remote, up.socket, slot.release));
     });
 
     app.get('/admin/events', (req, reply) => {
