@@ -43,7 +43,7 @@ export class LinkHandshake {
         return 'refused';
       }
       if (await this.heldByAnotherAgent(socket, workerId, msg.instance, remote)) return 'refused';
-      await this.link(socket, msg, created);
+      await this.link(socket, msg, this.claimedAddress(msg, verdict.lanIp, remote), created);
       return 'linked';
     } catch (err) {
       // Without a welcome the worker would wait forever: close, and it links again with backoff.
@@ -75,7 +75,20 @@ export class LinkHandshake {
     return true;
   }
 
-  private async link(socket: LinkSocket, msg: Hello, created: (link: WorkerLink) => void): Promise<WorkerLink> {
+  /**
+   * The address the link publishes is the one the id was enrolled for, never the hello's: the
+   * published row's lan_ip is the id's claim in Redis (claimWorkerId.lua), and a hello naming
+   * another address moved the claim, so the enrolled address was handed a second id at its next
+   * registration. The registration's claim stands; a hello that says otherwise is only logged.
+   */
+  private claimedAddress(msg: Hello, enrolled: string, remote: string | undefined): string {
+    if (msg.lan_ip !== undefined && msg.lan_ip !== enrolled) {
+      this.d.log.warn({ worker_id: msg.worker_id, enrolled_lan_ip: enrolled, hello_lan_ip: msg.lan_ip, remote }, 'hello names another lan_ip than the id was enrolled with; the enrolled one is kept');
+    }
+    return enrolled;
+  }
+
+  private async link(socket: LinkSocket, msg: Hello, lanIp: string, created: (link: WorkerLink) => void): Promise<WorkerLink> {
     const { config, store, registry, localLinks, lanes, clock } = this.d;
     const helloAt = new Date(clock.now());
     // The worker holds one link at a time: from now on a job sent over the old one would be
@@ -83,7 +96,7 @@ export class LinkHandshake {
     const old = localLinks.get(msg.worker_id);
     if (old && !old.isOn(socket)) old.supersede();
     const status = (await store.getWorkerStatus(msg.worker_id)) ?? 'active';
-    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp: msg.lan_ip ?? '', hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now(), { kinds: msg.kinds, instance: msg.instance });
+    const link = new WorkerLink(msg.worker_id, socket, msg.capabilities, { lanIp, hostname: msg.hostname ?? '', hubId: config.hubId }, status, clock.now(), { kinds: msg.kinds, instance: msg.instance });
     link.report(msg);
     created(link);
     // Work the worker still holds from before a reconnect stays with it (the seed's 300 s

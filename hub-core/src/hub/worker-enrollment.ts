@@ -29,7 +29,8 @@ export interface RegisterRequest {
   secret?: string;
 }
 
-export type LinkVerdict = { ok: true } | { ok: false; code: 'worker_not_enrolled' | 'worker_proof_invalid'; message: string };
+/** `lanIp`: the address the id was enrolled (and its Redis claim made) for. */
+export type LinkVerdict = { ok: true; lanIp: string } | { ok: false; code: 'worker_not_enrolled' | 'worker_proof_invalid'; message: string };
 
 export class WorkerEnrollment {
   private readonly limiter: RegistrationLimiter;
@@ -87,7 +88,7 @@ export class WorkerEnrollment {
       return { ok: false, code: 'worker_proof_invalid', message: proof ? `wrong proof for worker ${workerId}` : `hello for ${workerId} carries no proof` };
     }
     await this.d.store.credentials.markLinked(workerId, new Date(this.d.clock.now()));
-    return { ok: true };
+    return { ok: true, lanIp: cred.lan_ip };
   }
 
   /** Operator action: the id may be registered again (audited with the actor). A live link stays up. */
