@@ -80,7 +80,7 @@ async function hubSample(workers: number): Promise<Sample> {
   const port = await freePort();
   const backends = await realBackends();
   const inspectPort = await freePort();
-  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200', PAPRIKA_REGISTER_BURST: '100000', PAPRIKA_REGISTER_PER_MIN: '100000' }, { nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const hub = await spawnHub(port, { ...backends.env, PAPRIKA_LOG_LEVEL: 'silent', PAPRIKA_HEARTBEAT_S: '3600', PAPRIKA_WORKER_TTL_S: '7200', PAPRIKA_REGISTER_BURST: '100000', PAPRIKA_REGISTER_PER_MIN: '100000', PAPRIKA_LINK_PENDING_MAX: '100000', PAPRIKA_LINK_PENDING_PER_IP: '100000' }, { nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
   const pid = hub.child.pid!;
   const caps = { max_concurrent: 2, lane_novnc_urls: ['sim://x/0', 'sim://x/1'], novnc_url: null, version: 'bench', platform: 'bench' };
   // Warm the hub up (JIT, first link, first fleet read) so the baseline is not start-up noise.
