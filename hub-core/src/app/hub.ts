@@ -70,6 +70,12 @@ export interface StartHubOptions {
 
 /** How long a graceful stop lets inline POSTs release their jobs before it closes the server. */
 const INLINE_SETTLE_MS = 5000;
+/**
+ * How long the server's close then waits for requests still in flight (one still being read
+ * included) before it answers them 503: a client that sends headers and then nothing does not
+ * hold the stop for its body timeout.
+ */
+const REQUESTS_SETTLE_MS = 5000;
 
 export class Hub {
   readonly events = new HubEvents();
@@ -98,6 +104,8 @@ export class Hub {
   readonly startedAt: number;
   /** The egress policy: sent to workers, checked on submitted URLs. */
   readonly urls: UrlGuard;
+  /** The long polls (GET /jobs/:id?wait_s=): a stop answers them at once. */
+  readonly waits: JobWaiter;
   private loops: PeriodicLoop[] = [];
   private http: HttpServer | undefined;
   private stopped = false;
@@ -140,6 +148,7 @@ export class Hub {
     this.links = new LinkService({ config, store, registry, assets, localLinks: this.localLinks, lanes: this.lanes, ledger: this.ledger, sessions: this.sessions, cdp: this.cdp, publisher: this.publisher, enrollment: this.enrollment, clock, log, events: this.events, metrics: this.metrics, urls: this.urls, recycles: new RecycleCounter(this.metrics), wall: this.wall });
     this.stats = new StatsSampler(config, store, this.fleetView, this.jobs, clock, log, this.metrics);
     this.workerAdmin = new WorkerAdmin({ config, ledger: this.ledger, links: this.links, peers: this.peers, forwarder: this.forwarder, publisher: this.publisher, fleetView: this.fleetView, localLinks: this.localLinks, registry, events: this.events, log });
+    this.waits = new JobWaiter(store, this.events, clock, registry);
     this.views = new ViewGrants({ config, localLinks: this.localLinks, registry, forwarder: this.forwarder, clock });
   }
 
@@ -158,7 +167,7 @@ export class Hub {
         metrics: this.metrics,
         consoleDir,
       },
-      jobs: { jobs: this.jobs, maxBatch: config.maxBatch, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: new JobWaiter(store, this.events, clock, registry) },
+      jobs: { jobs: this.jobs, maxBatch: config.maxBatch, reads: store, assets: this.assets, urls: this.urls, peers: this.peers, waits: this.waits },
       sessions: { sessions: this.sessions, urls: this.urls, peers: this.peers },
       workers: { config, enrollment: this.enrollment, peers: this.peers, workerAdmin: this.workerAdmin },
       history: { history: store.history, now: () => clock.now() },
@@ -204,8 +213,9 @@ export class Hub {
   }
 
   /**
-   * Graceful stop: refuse new jobs (503), let inline POSTs settle, close the links (workers
-   * re-link elsewhere, their owner keys released), stop the loops, leave the registry.
+   * Graceful stop: refuse new connections and new jobs (503), answer the long polls, let inline
+   * POSTs settle, close the links (workers re-link elsewhere, their owner keys released), stop
+   * the loops, answer every request still open, leave the registry.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -213,13 +223,15 @@ export class Hub {
     // Said at both ends: in the log a graceful stop reads differently from a crash.
     const began = this.clock.now();
     this.log.info({ hub_id: this.config.hubId, links: this.localLinks.size }, 'hub stopping: new jobs refused, links closing');
+    this.http?.stopAccepting(); // open connections are still answered, each then closed
+    this.waits.stop();
     await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();
     this.sessions.stop();
     this.cdp.stop();
     this.wall.stop();
     await this.links.stop(); // every close handler ran: owner keys released
-    await this.http?.close();
+    await this.http?.close(REQUESTS_SETTLE_MS);
     await this.publisher.stop();
     await this.registry.removeHub(this.config.hubId).catch(() => {});
     if (this.ownsAdapters.registry) await this.registry.close();

@@ -36,6 +36,7 @@ export interface AdminEventDeps {
 
 export class AdminEventStream {
   private readonly clients = new Set<WebSocket>();
+  private stopped = false;
   /** Cancels the pending debounced snapshot; set while one is scheduled. */
   private debounce: (() => void) | undefined;
   private periodic: (() => void) | undefined;
@@ -51,6 +52,7 @@ export class AdminEventStream {
   constructor(private readonly d: AdminEventDeps) {}
 
   accept(ws: WebSocket): void {
+    if (this.stopped) return void ws.close(1001, 'hub stopping');
     if (this.clients.size === 0) this.subscribe();
     this.clients.add(ws);
     ws.on('close', () => {
@@ -147,9 +149,11 @@ export class AdminEventStream {
     for (const ws of this.clients) if (ws.readyState === ws.OPEN) ws.send(text);
   }
 
+  /** A stopping hub: each console is told at once (1001) and reconnects to another hub. */
   stop(): void {
+    this.stopped = true;
     this.unsubscribe();
-    for (const ws of this.clients) ws.terminate();
+    for (const ws of this.clients) ws.close(1001, 'hub stopping');
     this.clients.clear();
   }
 }

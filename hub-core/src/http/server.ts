@@ -17,6 +17,7 @@ import type { WallRelay } from '../hub/wall-relay.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
+import { RequestDrain } from './request-drain.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
 import { adminRoutes, type AdminRouteDeps } from './routes/admin.ts';
@@ -54,7 +55,10 @@ export interface HttpServer {
   port: number;
   /** Every registered route with its group (HEAD included), for tests that walk them all. */
   routes: ReadonlyArray<{ method: string; url: string; group: RouteGroup }>;
-  close(): Promise<void>;
+  /** The stop begins: no new connection, the console's event streams end; open connections are still served. */
+  stopAccepting(): void;
+  /** Answers what is in flight (up to `boundMs`, then 503), closes every connection and socket. */
+  close(boundMs: number): Promise<void>;
 }
 
 /** What the server needs: its config and log, and each route group's own dependencies (built by app/). */
@@ -81,8 +85,10 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    forceCloseConnections: true,
-    return503OnClosing: true,
+    // A stop answers every request it received (request-drain.ts): Fastify's own close would
+    // destroy every connection, a request still being read with it, and answer 503 without a code.
+    forceCloseConnections: false,
+    return503OnClosing: false,
     // A URL the router cannot decode gets the same {error, code, details} as everything else;
     // the body is drained first so the keep-alive connection stays usable.
     frameworkErrors: (err, req, reply) => {
@@ -95,6 +101,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     clientErrorHandler: answerClientError,
   });
 
+  const drain = new RequestDrain(app.server, deps.clock);
   app.setErrorHandler((err: FastifyError | PaprikaError, req, reply) => {
     // An error before the body was read (401, 413, 415): drain what is in flight, but close the
     // connection after the answer rather than read an unwanted (or endless) body to its end.
@@ -145,6 +152,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   });
   app.addHook('onSend', async (_req, reply) => {
     reply.headers(BASE_HEADERS);
+    // A stopping hub keeps no connection open for a next request it would refuse.
+    if (drain.closing) reply.header('connection', 'close');
   });
 
   const wss = new WebSocketServer({
@@ -182,7 +191,12 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     port,
     routes,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    async close() {
+    stopAccepting() {
+      drain.stopAccepting();
+      events.stop();
+    },
+    async close(boundMs) {
+      drain.stopAccepting();
       events.stop();
       for (const ws of wss.clients) ws.terminate();
       wss.close();
@@ -190,6 +204,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       cdpWss.close();
       for (const ws of wallWss.clients) ws.terminate();
       wallWss.close();
+      await drain.close(boundMs);
       await app.close();
     },
   };

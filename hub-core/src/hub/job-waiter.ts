@@ -16,6 +16,8 @@ const MAX_WAITERS = 10_000;
 
 export class JobWaiter {
   private waiters = 0;
+  /** Ends every wait: a stopping hub answers its long polls now, not at their wait_s. */
+  private readonly stopping = new AbortController();
   /** One listener on the hub's events for every waiter: by job id. */
   private readonly byJob = new Map<string, Set<(row: JobRow) => void>>();
 
@@ -41,10 +43,15 @@ export class JobWaiter {
     });
   }
 
+  /** Every wait answers now with the job as it is, and a new one answers at once (the hub stops). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
   /** The job once terminal, or as it is after `ms` (or when `signal` aborts); undefined if there is no such job. */
   async untilDone(id: string, ms: number, signal?: AbortSignal): Promise<JobRow | undefined> {
     const first = await this.store.getJob(id);
-    if (!first || TERMINAL_STATUSES.has(first.status) || ms <= 0 || signal?.aborted || this.waiters >= MAX_WAITERS) return first;
+    if (!first || TERMINAL_STATUSES.has(first.status) || ms <= 0 || signal?.aborted || this.stopping.signal.aborted || this.waiters >= MAX_WAITERS) return first;
     this.waiters++;
     try {
       return await new Promise<JobRow>((resolve) => {
@@ -59,6 +66,7 @@ export class JobWaiter {
           set.delete(onJob);
           if (set.size === 0) this.byJob.delete(id);
           signal?.removeEventListener('abort', onAbort);
+          this.stopping.signal.removeEventListener('abort', onAbort);
           resolve(row);
         };
         const onJob = (row: JobRow) => finish(row);
@@ -81,6 +89,7 @@ export class JobWaiter {
         set.add(onJob);
         this.byJob.set(id, set);
         signal?.addEventListener('abort', onAbort, { once: true });
+        this.stopping.signal.addEventListener('abort', onAbort, { once: true });
         check();
       });
     } finally {
