@@ -2,17 +2,12 @@
 // loops and the HTTP/WS server, with one start and one stop. Tests, the CLI and the Electron
 // app all start hubs this way. Only this folder knows every part; each part below it (a route
 // group, a loop, a service) receives the few parts it uses, by name.
-import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, isLoopbackBind, loadConfig, type Config } from '../config.ts';
 import { openGroups } from '../http/auth.ts';
-import { WithLegacyFileAssets } from '../adapters/files/legacy-file-assets.ts';
-import { FileAssetStore } from '../adapters/files/file-asset-store.ts';
-import { S3AssetStore } from '../adapters/s3/s3-asset-store.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
-import { SqlAssetStore } from '../adapters/sql/sql-asset-store.ts';
 import { openJobStore, SqlJobStore } from '../adapters/sql/sql-job-store.ts';
 import { freePort } from '../http/free-port.ts';
 import { buildHttpServer, type HttpDeps, type HttpServer } from '../http/server.ts';
@@ -22,6 +17,7 @@ import type { PeriodicLoop } from '../loops/periodic-loop.ts';
 import { reconcileLoop } from '../loops/reconcile-loop.ts';
 import { redriveLoop } from '../loops/redrive-loop.ts';
 import { leaveLeftoversToTheirWorkers } from '../loops/startup.ts';
+import { chooseAssetStore } from './asset-store-choice.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
 import type { JobRow, JobStore } from '../ports/job-store.ts';
@@ -250,20 +246,6 @@ function unreachable(variable: string, what: string, url: string, err: unknown):
     where = 'the address given';
   }
   return new ConfigError(variable, `cannot reach ${what} at ${where}: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-/**
- * Where assets live (README § Where assets live): S3 when set; with DATABASE_URL the shared
- * database, so every hub serves every job's assets; files only in the embedded mode.
- */
-function chooseAssetStore(config: Config, store: JobStore, clock: Clock): AssetStore {
-  if (config.s3) return new S3AssetStore(config.s3);
-  if (config.databaseUrl && store instanceof SqlJobStore) {
-    const sql = new SqlAssetStore(store.db, clock);
-    const legacyDir = path.join(config.dataDir, 'assets');
-    return fs.existsSync(legacyDir) ? new WithLegacyFileAssets(sql, new FileAssetStore(legacyDir, clock)) : sql;
-  }
-  return new FileAssetStore(path.join(config.dataDir, 'assets'), clock);
 }
 
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
