@@ -34,7 +34,7 @@ function setup() {
     stats: { latest: undefined } as never,
   });
   const client = () => {
-    const ws = Object.assign(new EventEmitter(), { OPEN: 1, readyState: 1, sent: [] as string[], send(t: string) { this.sent.push(t); }, terminate() {} });
+    const ws = Object.assign(new EventEmitter(), { OPEN: 1, readyState: 1, sent: [] as string[], send(t: string) { this.sent.push(t); }, terminate() {}, close() {} });
     stream.accept(ws as never);
     return ws;
   };
