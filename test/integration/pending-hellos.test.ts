@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLog, startSimAgent, type SimAgent } from '../harness/agents.ts';
 import { json } from '../harness/http.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
+import { enrollRaw, openRawLink, provenHello } from '../harness/raw-link.ts';
 import { waitFor } from '../harness/processes.ts';
 
 type Attempt = { ws: WebSocket; status: 101 } | { status: number; retryAfter: string | undefined; body: any };
@@ -84,5 +85,37 @@ describe('worker-link sockets waiting for their hello', () => {
     await waitFor('no socket left waiting', async () => hub.hub.links.waitingForHello === 0, 5000, 10);
     expect(await healthy(hub.url)).toBe(200);
     await agent.stop();
+  });
+});
+
+describe('a socket whose hello is refused', () => {
+  let hub: TestHub;
+  const { log, lines } = capturedLog();
+  beforeAll(async () => {
+    hub = await startTestHub({ PAPRIKA_LINK_PENDING_MAX: '2', PAPRIKA_LINK_PENDING_PER_IP: '2' }, { logger: log });
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it('keeps its slot until it is gone, and is cut a second after its close even if it never answers it', async () => {
+    const secret = await enrollRaw(hub.url, 'w-badproof');
+    const bad = await Promise.all([0, 1].map(() => openRawLink(hub.url, 'w-badproof')));
+    for (const { ws, nonce } of bad) {
+      ws.send(provenHello('w-badproof', `${secret}x`, nonce));
+      // Never reads the hub's close frame, so never answers it (ws would wait 30 s for the answer).
+      (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    }
+    await waitFor('both hellos refused', async () => lines.filter((l) => l.msg === 'link refused: the hello did not prove the worker id').length >= 2, 5000, 10);
+    // Refused, they still hold their slots: a third socket is turned away.
+    expect(hub.hub.links.waitingForHello).toBe(2);
+    const third = await tryLink(hub.url, 'w-badproof-3', '127.0.0.1');
+    expect(third).toMatchObject({ status: 503, body: { code: 'links_waiting' } });
+    // Cut by the hub: the slots come back within the grace.
+    await waitFor('the refused sockets cut', async () => hub.hub.links.waitingForHello === 0, 5000, 10);
+    const fourth = await tryLink(hub.url, 'w-badproof-4', '127.0.0.1');
+    expect(opened([fourth])).toHaveLength(1);
+    for (const t of opened([fourth])) t.ws.terminate();
+    for (const { ws } of bad) ws.terminate();
   });
 });

@@ -13,6 +13,7 @@ import { LinkMessages } from './link-messages.ts';
 import { frameBytes, oversizedFrameReply, sessionReplyRequestId, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
 import { PendingHellos, type HelloSlot } from './pending-hellos.ts';
+import { sourceOf } from '../domain/source-address.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
 export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
@@ -48,6 +49,12 @@ export const LINK_QUEUE_MAX_BYTES = 64 * 1024 * 1024;
  * holder of the shared worker token cannot make the hub buffer and parse 64 MB per socket.
  */
 export const PRE_HELLO_MAX_BYTES = 1024 * 1024;
+/**
+ * A socket closed before it linked (no hello, a bad one, a refused or failed one) is cut this
+ * long after its close frame: ws otherwise waits 30 s for a peer's close that a hostile peer
+ * never sends, the socket still read meanwhile and holding its slot among those awaiting a hello.
+ */
+const UNLINKED_CLOSE_GRACE_MS = 1_000;
 
 /** ws keeps its frame limit on the receiver; it is read per frame, so it may change on an open socket. */
 function setMaxPayload(ws: WebSocket, bytes: number): void {
@@ -104,11 +111,12 @@ export class LinkService {
 
   /**
    * Before a link's upgrade: a slot among the sockets waiting for their hello
-   * (PAPRIKA_LINK_PENDING_MAX, PAPRIKA_LINK_PENDING_PER_IP), held until accept()'s hello is
-   * answered or the socket closes. Refused, the caller answers 503 without upgrading.
+   * (PAPRIKA_LINK_PENDING_MAX, PAPRIKA_LINK_PENDING_PER_IP), held until the hello linked the
+   * worker or the socket is gone (a socket that never links is cut at most a second after its
+   * close). Refused, the caller answers 503 without upgrading.
    */
   admit(remote: string | undefined): HelloSlot {
-    const slot = this.pending.take(remote ?? '');
+    const slot = this.pending.take(sourceOf(remote));
     if (slot.ok) return slot;
     this.refusedSinceLog++;
     const now = this.d.clock.now();
@@ -137,6 +145,11 @@ export class LinkService {
       return;
     }
     const socket = socketOf(ws, raw);
+    /** Ends a socket that never linked: its close frame, then cut after a grace whether or not the peer answers. */
+    const endUnlinked = (code?: number, reason?: string): void => {
+      if (code !== undefined) ws.close(code, reason);
+      this.d.clock.setTimer(UNLINKED_CLOSE_GRACE_MS, () => ws.terminate());
+    };
     let link: WorkerLink | undefined;
     let refused = false;
     let queue = Promise.resolve();
@@ -150,7 +163,7 @@ export class LinkService {
         // Before the hello nothing is owed to the socket: a frame that is not a valid hello ends it (only a worker token got it this far).
         refused = true;
         this.d.log.warn({ worker_id: workerId, remote, error }, 'first frame on a worker link was not a valid hello; closing it');
-        ws.close(LINK_PROTOCOL_VIOLATION, `expected a valid hello: ${error}`.slice(0, 120));
+        endUnlinked(LINK_PROTOCOL_VIOLATION, `expected a valid hello: ${error}`.slice(0, 120));
         return;
       }
       const now = this.d.clock.now();
@@ -159,7 +172,8 @@ export class LinkService {
       if (badCredit < 0) {
         refused = true;
         this.d.log.warn({ worker_id: workerId, error }, 'worker link sent malformed frames past its budget; closing it');
-        ws.close(LINK_PROTOCOL_VIOLATION, 'too many malformed frames');
+        if (link) ws.close(LINK_PROTOCOL_VIOLATION, 'too many malformed frames');
+        else endUnlinked(LINK_PROTOCOL_VIOLATION, 'too many malformed frames');
         return;
       }
       this.d.log.warn({ worker_id: workerId, error, details }, 'bad message from worker');
@@ -171,7 +185,7 @@ export class LinkService {
     this.closed.set(ws, new Promise<void>((resolve) => (closeDone = resolve)));
     const nonce = randomBytes(32).toString('hex');
     const cancelHelloTimer = this.d.clock.setTimer(HELLO_TIMEOUT_MS, () => {
-      if (!link) ws.close(4000, 'no hello');
+      if (!link) endUnlinked(4000, 'no hello');
     });
     sendChallenge(socket, nonce);
     setMaxPayload(ws, PRE_HELLO_MAX_BYTES);
@@ -245,10 +259,17 @@ export class LinkService {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             cancelHelloTimer();
-            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l)).finally(releaseSlot);
-            if (outcome === 'refused') refused = true;
-            // The link's own limit only once the hello proved the worker (a hello without a proof parses too).
-            if (outcome === 'linked') setMaxPayload(ws, LINK_CEILING_BYTES);
+            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l));
+            if (outcome === 'linked') {
+              // Its slot among the sockets awaiting a hello, and the link's own limit, only once the
+              // hello proved the worker (a hello without a proof parses too). Refused or failed, the
+              // handshake sent its close: the slot stays held until the socket is gone.
+              releaseSlot();
+              setMaxPayload(ws, LINK_CEILING_BYTES);
+            } else {
+              if (outcome === 'refused') refused = true;
+              endUnlinked();
+            }
             return;
           }
           await this.messages.onMessage(link, msg);

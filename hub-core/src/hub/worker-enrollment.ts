@@ -2,6 +2,7 @@
 // secret of its own, and every link proves it (wire/worker-proof.ts). One service owns the
 // credential's whole life: registration (rate-limited), the proof at each link, the
 // operator's reset, and the expiry of enrollments that never linked.
+import { sourceOf } from '../domain/source-address.ts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -42,7 +43,7 @@ export class WorkerEnrollment {
   /** POST /workers/register, after the worker token was checked. `source` is the caller's IP. */
   async register(req: RegisterRequest, source: string): Promise<{ worker_id: string; secret: string; created: boolean }> {
     const { store, registry, clock, log } = this.d;
-    const verdict = this.limiter.take(source);
+    const verdict = this.limiter.take(sourceOf(source));
     if (!verdict.ok) {
       log.warn({ source, scope: verdict.scope }, 'registration refused: rate limited');
       throw new PaprikaError('rate_limited', { scope: verdict.scope, per_min: verdict.limit.ratePerMin, burst: verdict.limit.burst, retry_after_s: verdict.retryAfterS }, undefined, verdict.retryAfterS);
