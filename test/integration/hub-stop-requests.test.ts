@@ -1,15 +1,18 @@
 // A graceful stop answers every request it received (an outside probe: 2 of 6 `POST /jobs/batch`
-// sent just before a SIGTERM saw a reset and no answer). New connections are refused at once;
-// a request still being read, or sent on a keep-alive connection while the hub stops, gets a
-// whole answer (201, or 503 `shutting_down` with Connection: close); a long poll and the
+// sent just before a SIGTERM saw a reset and no answer). Until its links are closed the hub still
+// accepts connections (peer hubs forward to its workers), each answer closing its connection;
+// then it refuses new ones, and a request still being read, or sent on a keep-alive connection,
+// gets a whole answer (201, or 503 `shutting_down` with Connection: close); a long poll and the
 // console's event stream end at once; a client that sends headers and then nothing holds the
-// stop only up to its bound, and is answered 503 too.
+// stop only up to its bound, and is answered 503 too; a refused upgrade whose client never
+// closes its side does not hold the stop at all.
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { openJobStore } from '../../hub-core/src/adapters/sql/sql-job-store.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { observeStore } from '../harness/observed-store.ts';
+import { rawLink } from '../harness/raw-link.ts';
 import { waitFor } from '../harness/wait.ts';
 
 interface RawAnswer {
@@ -193,5 +196,63 @@ describe('a hub that stops gracefully', () => {
     expect(await c.closed()).toBe('closed');
     // The stop's own bound (5 s), well under the 30 s body timeout.
     expect(took).toBeLessThan(8000);
+  });
+
+  it('still accepts and answers new connections while its links close (a peer forwarding to its workers), each answer closing its connection', async () => {
+    th = await startTestHub();
+    const port = th.hub.port;
+    // A linked worker that never answers the hub's close holds links.stop() for its bound (2 s).
+    const { ws } = await rawLink(th.url, 'w-stop-window');
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const stopped = th.hub.stop();
+    const link = th.hub.localLinks.get('w-stop-window')!;
+    await waitFor('the stop closing its links', async () => !link.open, 5000, 5);
+    const c = await connect(port);
+    await c.send(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    const a = await c.answer();
+    expect([200, 503]).toContain(a.status);
+    expect(a.headers.connection).toBe('close');
+    expect(await c.closed()).toBe('closed');
+    expect(th.hub.localLinks.get('w-stop-window')).toBeDefined(); // the window was real: its link not closed yet
+    await stopped;
+    ws.terminate();
+  });
+
+  it('ends a refused upgrade whose client never sends its FIN: the stop is not held by it', async () => {
+    th = await startTestHub();
+    const port = th.hub.port;
+    const s = await new Promise<net.Socket>((resolve, reject) => {
+      const sock = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => resolve(sock));
+      sock.once('error', reject);
+    });
+    let got = '';
+    const ended = new Promise<void>((resolve) => s.once('end', () => resolve()));
+    s.on('data', (d) => (got += String(d)));
+    s.on('error', () => {});
+    s.write(`GET /no-such-route HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    await ended; // the hub answered and ended its side; this side never ends its own
+    expect(got).toMatch(/^HTTP\/1\.1 404 /);
+    const t0 = Date.now();
+    await th.hub.stop();
+    expect(Date.now() - t0).toBeLessThan(4000);
+    s.destroy();
+  });
+
+  it('answers many long polls at once without a listener-leak warning', async () => {
+    th = await startTestHub({ PAPRIKA_ASSIGN_WAIT_S: '0' });
+    const job = await (await fetch(`${th.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) })).json();
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const polls = Array.from({ length: 30 }, () => fetch(`${th!.url}/jobs/${job.id}?wait_s=60`).then((r) => r.json()));
+      await waitFor('30 long polls waiting', async () => (th!.hub.waits as unknown as { waiters: number }).waiters === 30, 10_000, 10);
+      await th.hub.stop();
+      expect((await Promise.all(polls)).map((j) => j.status)).toEqual(polls.map(() => 'queued'));
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

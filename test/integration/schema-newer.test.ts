@@ -39,7 +39,8 @@ describe.skipIf(!requireServices(['postgres']))('a hub on a database a newer rel
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     try {
-      await admin.query("INSERT INTO schema_migrations (name) VALUES ('990_from_a_newer_release.sql'), ('991_and_another.sql')");
+      // And a name of this release's range it does not ship (one renamed since): not newer.
+      await admin.query("INSERT INTO schema_migrations (name) VALUES ('990_from_a_newer_release.sql'), ('991_and_another.sql'), ('002_renamed_since.sql')");
     } finally {
       await admin.end();
     }

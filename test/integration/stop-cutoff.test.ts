@@ -3,10 +3,10 @@
 // client's cancel there). A cancel from the hub still ends `canceled`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobRow } from '../../hub-core/src/ports/job-store.ts';
-import { startSimAgent } from '../harness/agents.ts';
+import { capturedLog, startSimAgent } from '../harness/agents.ts';
 import { startTestHub, type TestHub } from '../harness/hub.ts';
 import { simulatedPool } from '../../worker-agent/src/lanes/simulated-lane.ts';
-import { nextEvent } from '../harness/wait.ts';
+import { nextEvent, waitFor } from '../harness/wait.ts';
 
 let hub: TestHub;
 beforeAll(async () => {
@@ -31,14 +31,17 @@ async function agentWithWatchedLane() {
     started(ctx.jobId);
     return run(job, ctx);
   };
-  const agent = await startSimAgent(hub.url, 1, { pool });
-  return { agent, nextStart: () => new Promise<string>((resolve) => (started = resolve)) };
+  const { log, lines } = capturedLog();
+  const agent = await startSimAgent(hub.url, 1, { pool, log });
+  /** The status the agent itself reported for a job (its 'job finished' log line). */
+  const reported = (id: string) => waitFor(`the agent's result for ${id}`, async () => lines.find((l) => l.msg === 'job finished' && l.job_id === id)?.status as string | undefined);
+  return { agent, reported, nextStart: () => new Promise<string>((resolve) => (started = resolve)) };
 }
 const ended = (id: string) => nextEvent<JobRow>(hub.hub.events, 'job', `job ${id} ended`, (j: JobRow) => j.id === id && j.status !== 'queued' && j.status !== 'running');
 
 describe("a worker's stop", () => {
   it('fails a job it cut off after its grace, naming the stop, and stores it so', async () => {
-    const { agent, nextStart } = await agentWithWatchedLane();
+    const { agent, reported, nextStart } = await agentWithWatchedLane();
     const onLane = nextStart();
     const id = await submit(60_000);
     expect(await onLane).toBe(id);
@@ -49,10 +52,11 @@ describe("a worker's stop", () => {
     expect(job.status).toBe('failed');
     expect(job.error).toBe('the worker stopped before this job ended: aborted after the 0.05 s a stop gives running jobs');
     expect((await hub.hub.store.getJob(id))?.status).toBe('failed');
+    expect(await reported(id)).toBe('failed');
   });
 
   it('still stores a cancel from the hub as canceled', async () => {
-    const { agent, nextStart } = await agentWithWatchedLane();
+    const { agent, reported, nextStart } = await agentWithWatchedLane();
     try {
       const onLane = nextStart();
       const id = await submit(60_000);
@@ -61,6 +65,8 @@ describe("a worker's stop", () => {
       expect(res.status).toBe(200);
       expect((await res.json()) as { status: string }).toMatchObject({ status: 'canceled' });
       expect((await hub.hub.store.getJob(id))?.status).toBe('canceled');
+      // The worker's own result says canceled too: only a stop's cut-off is failed.
+      expect(await reported(id)).toBe('canceled');
     } finally {
       await agent.stop();
     }

@@ -84,7 +84,7 @@ export class LaneRunner {
         } else if (abort.signal.aborted && abort.signal.reason === STOP_ABORT && status !== 'succeeded') {
           // No one canceled it: the worker stopped under it (it was stored `canceled`).
           status = 'failed';
-          error = `the worker stopped before this job ended: aborted after the ${this.stopGraceMs / 1000} s a stop gives running jobs`;
+          error = this.stopGraceMs > 0 ? `the worker stopped before this job ended: aborted after the ${this.stopGraceMs / 1000} s a stop gives running jobs` : 'the worker stopped before this job ended: aborted by a stop that gives running jobs no time';
         }
         this.log.info({ job_id: msg.job_id, assignment_id: msg.assignment_id, lane, status, error }, 'job finished');
         this.result({ type: 'job_result', job_id: msg.job_id, assignment_id: msg.assignment_id, status, result: outcome.result, error, assets: outcome.assets });

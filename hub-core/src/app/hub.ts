@@ -209,9 +209,9 @@ export class Hub {
   }
 
   /**
-   * Graceful stop: refuse new connections and new jobs (503), answer the long polls, let inline
-   * POSTs settle, close the links (workers re-link elsewhere, their owner keys released), stop
-   * the loops, answer every request still open, leave the registry.
+   * Graceful stop: refuse new jobs (503), answer the long polls, let inline POSTs settle, close
+   * the links (workers re-link elsewhere, their owner keys released), stop the loops, refuse new
+   * connections and answer every request received, leave the registry.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -219,7 +219,10 @@ export class Hub {
     // Said at both ends: in the log a graceful stop reads differently from a crash.
     const began = this.clock.now();
     this.log.info({ hub_id: this.config.hubId, links: this.localLinks.size }, 'hub stopping: new jobs refused, links closing');
-    this.http?.stopAccepting(); // open connections are still answered, each then closed
+    // Long polls answer now with the job as it is. The server keeps serving until its links are
+    // closed (peer hubs forward cancels and session commands for its workers until then; new jobs
+    // get 503), then refuses new connections and answers what it received (http.close).
+    this.http?.beginStop();
     this.waits.stop();
     await this.jobs.drain(INLINE_SETTLE_MS); // 503 for new jobs; inline waits release their jobs now
     for (const l of this.loops) await l.stop();

@@ -45,9 +45,21 @@ export class RequestDrain {
     });
   }
 
-  /** True from stopAccepting() on: every answer then closes its connection. */
+  private stopping = false;
+
+  /** True from beginStop() on: every answer then closes its connection. */
   get closing(): boolean {
-    return this.listenerClosed !== undefined;
+    return this.stopping;
+  }
+
+  /**
+   * The hub's stop begins: answers close their connections (a client's next request opens one
+   * elsewhere, or here while the hub still accepts), but new connections are still accepted
+   * until close(): peer hubs forward cancels and session commands for this hub's workers until
+   * its links are closed.
+   */
+  beginStop(): void {
+    this.stopping = true;
   }
 
   /**
@@ -57,6 +69,7 @@ export class RequestDrain {
    * them a request in flight on one).
    */
   stopAccepting(): void {
+    this.stopping = true;
     // After one more turn of the event loop: a connection the kernel completed before the stop
     // (its request may be on its way) is accepted and answered, not reset with the listener.
     this.listenerClosed ??= new Promise((resolve) =>
@@ -114,14 +127,20 @@ export class RequestDrain {
     return held;
   }
 
-  /** The bound passed: a handler still running, or a request still being read. */
+  /**
+   * The bound passed. A request still being read (or not begun) is answered 503: no handler
+   * ran, so a retry elsewhere is safe. One read whole has a handler still running, which may
+   * yet commit (a batch without idempotency keys would be made twice by a retry the 503
+   * invited): it keeps the flush's second to answer, then its connection is cut like a crash's.
+   */
   private refuse(socket: Socket): void {
-    const body = JSON.stringify(new PaprikaError('shutting_down', { reason: 'the hub stopped before this request was complete' }).toBody());
     const res = this.owed.get(socket);
-    if (res && !res.headersSent) {
+    if (res && (res.req.complete || res.headersSent)) return;
+    const body = JSON.stringify(new PaprikaError('shutting_down', { reason: 'the hub stopped before this request was complete' }).toBody());
+    if (res) {
       res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close', 'retry-after': '1' });
       res.end(body);
-    } else if (!res && socket.writable) {
+    } else if (socket.writable) {
       socket.write(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`);
     }
     socket.destroySoon();

@@ -55,9 +55,9 @@ export interface HttpServer {
   port: number;
   /** Every registered route with its group (HEAD included), for tests that walk them all. */
   routes: ReadonlyArray<{ method: string; url: string; group: RouteGroup }>;
-  /** The stop begins: no new connection, the console's event streams end; open connections are still served. */
-  stopAccepting(): void;
-  /** Answers what is in flight (up to `boundMs`, then 503), closes every connection and socket. */
+  /** The hub's stop begins: answers close their connections, the console's event streams end; new connections are still accepted. */
+  beginStop(): void;
+  /** Refuses new connections, answers what is in flight (up to `boundMs`), closes every connection and socket. */
   close(boundMs: number): Promise<void>;
 }
 
@@ -191,8 +191,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     port,
     routes,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    stopAccepting() {
-      drain.stopAccepting();
+    beginStop() {
+      drain.beginStop();
       events.stop();
     },
     async close(boundMs) {

@@ -45,7 +45,9 @@ function routeUpgrade(app: FastifyInstance, req: IncomingMessage, socket: Duplex
   (req as WithUpgrade)[UPGRADE] = { socket, head, release };
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
-  res.on('finish', () => socket.end());
+  // Destroyed once the answer is written, not only ended: a client that never sends its own FIN
+  // (a half-open socket) kept it, and with it the server's close, open for good.
+  res.on('finish', () => (socket as Socket).destroySoon());
   app.routing(req, res);
 }
 

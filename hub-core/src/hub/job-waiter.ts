@@ -3,6 +3,7 @@
 // another hub is announced through the registry (Redis pub/sub: every hub announces the jobs it
 // saw end) and its waiters re-read the row; re-reading every PEER_CHECK_MS is the fallback for
 // an announcement lost while Redis was away.
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../ports/clock.ts';
 import type { JobRow, JobStore } from '../ports/job-store.ts';
 import type { Registry } from '../ports/registry.ts';
@@ -27,6 +28,8 @@ export class JobWaiter {
     private readonly clock: Clock,
     peers?: Pick<Registry, 'onJobDone'>,
   ) {
+    // Every waiter listens for the stop on it: up to MAX_WAITERS, not Node's warning at 11.
+    setMaxListeners(MAX_WAITERS + 1, this.stopping.signal);
     events.on('job', (row: JobRow) => {
       if (!TERMINAL_STATUSES.has(row.status)) return;
       for (const wake of this.byJob.get(row.id) ?? []) wake(row);

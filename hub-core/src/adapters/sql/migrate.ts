@@ -10,8 +10,8 @@ const LOCK_KEY = 727_411_001;
 
 /**
  * What a start-up's migration did: the files it applied, and the migrations the database holds
- * that this release does not ship (a newer hub migrated it: this one may not read what that one
- * writes).
+ * numbered past this release's last one (a newer hub migrated it: this one may not read what
+ * that one writes).
  */
 export interface MigrationOutcome {
   applied: string[];
@@ -34,7 +34,8 @@ export async function migrate(db: SqlClient, dir = MIGRATIONS_DIR): Promise<Migr
       await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
       applied.push(file);
     }
-    const shipped = new Set(files);
-    return { applied, unknown: [...done].filter((name) => !shipped.has(name)).sort() };
+    // Newer: numbered past this release's last migration (a name of ours renamed later is not).
+    const last = files.length > 0 ? Number(files[files.length - 1].slice(0, 3)) : 0;
+    return { applied, unknown: [...done].filter((name) => /^\d{3}_/.test(name) && Number(name.slice(0, 3)) > last).sort() };
   });
 }
