@@ -5,9 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';
-
-/** After the 408, the socket gets this long to flush before it is destroyed. */
-const FLUSH_MS = 1000;
+import { cutSoon, rawAnswer } from './raw-answer.ts';
 
 export function bodyTimeout(app: FastifyInstance, timeoutS: number, clock: Clock): void {
   app.addHook('onRequest', async (req, reply) => {
@@ -17,12 +15,8 @@ export function bodyTimeout(app: FastifyInstance, timeoutS: number, clock: Clock
       const socket = raw.socket;
       if (raw.complete || !socket || socket.destroyed) return;
       // The answer may already be out (an early 401 or 413): then only the connection is cut.
-      if (!reply.raw.headersSent) {
-        const body = JSON.stringify(new PaprikaError('request_timeout', { body_timeout_s: timeoutS }).toBody());
-        socket.write(`HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      }
-      socket.destroySoon();
-      clock.setTimer(FLUSH_MS, () => socket.destroy());
+      if (!reply.raw.headersSent) socket.write(rawAnswer(408, new PaprikaError('request_timeout', { body_timeout_s: timeoutS }).toBody()));
+      cutSoon(socket, clock);
     });
     raw.once('end', cancel);
     raw.once('close', cancel);

@@ -10,9 +10,8 @@ import net, { type Socket } from 'node:net';
 import type { Server, ServerResponse } from 'node:http';
 import type { Clock } from '../ports/clock.ts';
 import { PaprikaError } from '../wire/errors.ts';
+import { FLUSH_MS, rawAnswer } from './raw-answer.ts';
 
-/** After the bound's 503, a socket gets this long to flush before it is destroyed. */
-const FLUSH_MS = 1000;
 
 export class RequestDrain {
   /** Every HTTP connection (a WebSocket's leaves at its upgrade: its server owns it). */
@@ -136,13 +135,14 @@ export class RequestDrain {
   private refuse(socket: Socket): void {
     const res = this.owed.get(socket);
     if (res && (res.req.complete || res.headersSent)) return;
-    const body = JSON.stringify(new PaprikaError('shutting_down', { reason: 'the hub stopped before this request was complete' }).toBody());
+    const body = new PaprikaError('shutting_down', { reason: 'the hub stopped before this request was complete' }).toBody();
     if (res) {
-      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close', 'retry-after': '1' });
-      res.end(body);
+      const text = JSON.stringify(body);
+      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close', 'retry-after': '1' });
+      res.end(text);
     } else if (socket.writable) {
-      socket.write(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`);
+      socket.write(rawAnswer(503, body, { 'Retry-After': '1' })); // no request parsed on it yet
     }
-    socket.destroySoon();
+    socket.destroySoon(); // close() destroys what is left after FLUSH_MS
   }
 }

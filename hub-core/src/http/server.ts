@@ -17,6 +17,7 @@ import type { WallRelay } from '../hub/wall-relay.ts';
 import { AdminEventStream, type AdminEventDeps } from './admin-events.ts';
 import { authorize, EVENTS_SUBPROTOCOL, openGroups } from './auth.ts';
 import { bodyTimeout } from './body-timeout.ts';
+import { cutSoon, rawAnswer } from './raw-answer.ts';
 import { RequestDrain } from './request-drain.ts';
 import { BASE_HEADERS, BrowserGuards } from './browser-guards.ts';
 import { routeDecl, type RouteGroup } from './route-groups.ts';
@@ -98,7 +99,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
     // A request Node's HTTP parser refuses (a bad header line, a control character in the
     // path, both Content-Length and Transfer-Encoding, headers over the limit) never reaches a
     // route: it gets the same {error, code, details} too, then the connection closes.
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, deps.clock),
   });
 
   const drain = new RequestDrain(app.server, deps.clock);
@@ -211,15 +212,15 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
 }
 
 /** What Node's HTTP parser refused, answered as {error, code, details} (the socket cannot be reused). */
-function answerClientError(err: NodeJS.ErrnoException & { code?: string }, socket: import('node:net').Socket): void {
+function answerClientError(err: NodeJS.ErrnoException & { code?: string }, socket: import('node:net').Socket, clock: Clock): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, label, code, error] =
+  const [status, code, error] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'request_timeout', 'the request was not received in time']
+      ? ([408, 'request_timeout', 'the request was not received in time'] as const)
       : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are over the limit']
-        : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP'];
-  const body = JSON.stringify({ error, code, details: { parser_code: err.code ?? null } });
+        ? ([431, 'headers_too_large', 'the request headers are over the limit'] as const)
+        : ([400, 'bad_request', 'the request is not valid HTTP'] as const);
   if (!socket.writable) return void socket.destroy();
-  socket.end(`HTTP/1.1 ${status} ${label}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+  socket.write(rawAnswer(status, { error, code, details: { parser_code: err.code ?? null } }));
+  cutSoon(socket, clock);
 }
