@@ -1,8 +1,9 @@
 // Sockets on the worker-link path that have not said hello are bounded, per source address
 // (PAPRIKA_LINK_PENDING_PER_IP) and on the hub (PAPRIKA_LINK_PENDING_MAX). Without the bound,
 // anyone who could reach the path held thousands of them, each able to make the hub buffer a
-// 1 MB frame for 10 s. The excess gets a 503 before any upgrade; linked workers never notice,
-// and a worker links as soon as the waiting sockets go.
+// 1 MB frame for 10 s. A full bound cuts the oldest silent socket instead of turning the
+// newcomer away: refusing let a flood of silent sockets keep every worker behind nginx off the
+// fleet (one source for all). Only sockets whose hello is being checked are never cut.
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLog, startSimAgent, type SimAgent } from '../harness/agents.ts';
@@ -28,8 +29,15 @@ function tryLink(hubUrl: string, workerId: string, localAddress: string): Promis
 }
 
 const opened = (tries: Attempt[]) => tries.filter((t): t is Extract<Attempt, { status: 101 }> => t.status === 101);
-const refusedOf = (tries: Attempt[]) => tries.filter((t): t is Exclude<Attempt, { status: 101 }> => t.status !== 101);
-const healthy = async (hubUrl: string) => (await fetch(`${hubUrl}/healthz`)).status;
+
+/** A socket that upgrades and then says nothing; `closed` resolves when the hub cuts it. */
+async function silentSocket(hubUrl: string, workerId: string, localAddress: string) {
+  const [attempt] = opened([await tryLink(hubUrl, workerId, localAddress)]);
+  if (!attempt) throw new Error('upgrade refused');
+  const { ws } = attempt;
+  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  return { ws, closed, isOpen: () => ws.readyState === WebSocket.OPEN };
+}
 
 describe('worker-link sockets waiting for their hello', () => {
   let hub: TestHub;
@@ -46,45 +54,57 @@ describe('worker-link sockets waiting for their hello', () => {
     await hub?.stop();
   });
 
-  it('past the per-address and hub caps are refused with 503 links_waiting; a linked worker works on; a new one links once they go', async () => {
+  it('past the per-address and hub bounds the oldest silent sockets are cut, so a flood never keeps a worker off; a linked worker works on', async () => {
     const before = hub.hub.localLinks.get(linked.workerId);
-    const fromOne = await Promise.all(Array.from({ length: 12 }, (_, i) => tryLink(hub.url, `w-wait-a${i}`, '127.0.0.1')));
-    sockets.push(...opened(fromOne).map((t) => t.ws));
-    expect(opened(fromOne)).toHaveLength(4);
-    expect(refusedOf(fromOne)).toHaveLength(8);
-    for (const r of refusedOf(fromOne)) {
-      expect(r.status).toBe(503);
-      expect(r.retryAfter).toBe('1');
-      expect(r.body).toMatchObject({ code: 'links_waiting', details: { scope: 'source', limit: 4, remote: '127.0.0.1' } });
-      expect(r.body.error).toMatch(/4 worker links from 127\.0\.0\.1 .*PAPRIKA_LINK_PENDING_PER_IP.* waiting for their hello/);
-    }
-    expect(await healthy(hub.url)).toBe(200);
+    const fromOne = [];
+    for (let i = 0; i < 12; i++) fromOne.push(await silentSocket(hub.url, `w-wait-a${i}`, '127.0.0.1'));
+    sockets.push(...fromOne.map((s) => s.ws));
+    // Each newcomer past four from this address cut the oldest: the first eight are gone.
+    await Promise.all(fromOne.slice(0, 8).map((s) => s.closed));
+    expect(fromOne.map((s) => s.isOpen())).toEqual([...Array(8).fill(false), ...Array(4).fill(true)]);
+    expect(hub.hub.links.waitingForHello).toBe(4);
 
-    // Another address has room of its own, up to what is left of the hub's six.
-    const fromTwo = await Promise.all(Array.from({ length: 4 }, (_, i) => tryLink(hub.url, `w-wait-b${i}`, '127.0.0.2')));
-    sockets.push(...opened(fromTwo).map((t) => t.ws));
-    expect(opened(fromTwo)).toHaveLength(2);
-    for (const r of refusedOf(fromTwo)) expect(r.body).toMatchObject({ code: 'links_waiting', details: { scope: 'hub', limit: 6 } });
+    // Another address: two fit the hub's six, then each newcomer cuts the oldest silent socket of any address.
+    const fromTwo = [];
+    for (let i = 0; i < 4; i++) fromTwo.push(await silentSocket(hub.url, `w-wait-b${i}`, '127.0.0.2'));
+    sockets.push(...fromTwo.map((s) => s.ws));
+    await Promise.all(fromOne.slice(8, 10).map((s) => s.closed));
+    expect(fromTwo.every((s) => s.isOpen())).toBe(true);
     expect(hub.hub.links.waitingForHello).toBe(6);
-    expect(await healthy(hub.url)).toBe(200);
+    expect((await fetch(`${hub.url}/healthz`)).status).toBe(200);
 
-    // A real worker enrolls (registration is not a link) and is refused while the hub is full: it retries.
-    const { log, lines } = capturedLog();
-    const late = startSimAgent(hub.url, 1, { log });
-    await waitFor('the late worker refused at least once', async () => lines.some((l) => l.msg === 'link closed; re-linking'), 10_000, 10);
+    // A stranger keeps the bound full (every socket cut is opened again), and a worker still links.
+    let flooding = true;
+    let opened = 0;
+    const flood = async () => {
+      while (flooding && opened < 300) {
+        opened++;
+        const s = await silentSocket(hub.url, `w-flood-${opened}`, '127.0.0.1').catch(() => undefined);
+        if (s) {
+          sockets.push(s.ws);
+          if (!flooding) s.ws.terminate();
+          await s.closed;
+        }
+      }
+    };
+    const floods = [flood(), flood(), flood(), flood()];
+    const { log } = capturedLog();
+    const t0 = Date.now();
+    const worker = await startSimAgent(hub.url, 1, { log, lanIp: '127.0.0.1' });
+    flooding = false;
+    console.log(`a worker linked ${Date.now() - t0} ms into a flood of silent sockets (${opened} opened so far)`);
+    expect(hub.hub.localLinks.get(worker.workerId)?.open).toBe(true);
+    for (const ws of sockets.splice(0)) ws.terminate();
+    await Promise.all(floods);
+    await waitFor('no socket left waiting', async () => hub.hub.links.waitingForHello === 0, 5000, 10);
 
     // The worker linked before the flood is the same link and still takes work.
     expect(hub.hub.localLinks.get(linked.workerId)).toBe(before);
     const job = await fetch(`${hub.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 10 } }) }).then(json);
-    expect(job).toMatchObject({ status: 'running', worker_id: linked.workerId });
-
-    // The waiting sockets go: their slots come back and the late worker links.
-    for (const ws of sockets.splice(0)) ws.close();
-    const agent = await late;
-    expect(hub.hub.localLinks.get(agent.workerId)?.open).toBe(true);
-    await waitFor('no socket left waiting', async () => hub.hub.links.waitingForHello === 0, 5000, 10);
-    expect(await healthy(hub.url)).toBe(200);
-    await agent.stop();
+    expect(['running', 'queued']).toContain(job.status);
+    const metrics = await fetch(`${hub.url}/metrics`).then((r) => r.text());
+    expect(Number(/paprika_link_hello_sockets_total\{outcome="evicted"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(10);
+    await worker.stop();
   });
 });
 

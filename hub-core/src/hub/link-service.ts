@@ -12,7 +12,7 @@ import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
 import { frameBytes, oversizedFrameReply, sessionReplyRequestId, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
-import { PendingHellos, type HelloSlot } from './pending-hellos.ts';
+import { PendingHellos, type Admission, type HelloSlot } from './pending-hellos.ts';
 import { sourceOf } from '../domain/source-address.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
@@ -100,8 +100,8 @@ export class LinkService {
   private readonly closed = new Map<WebSocket, Promise<void>>();
   private stopped = false;
   private readonly pending: PendingHellos;
-  private refusedSinceLog = 0;
-  private lastRefusalLogAt = -Infinity;
+  private crowding = { evicted: 0, refused: 0 };
+  private crowdingLogPending = false;
 
   constructor(private readonly d: LinkDeps) {
     this.handshake = new LinkHandshake(d);
@@ -113,19 +113,35 @@ export class LinkService {
    * Before a link's upgrade: a slot among the sockets waiting for their hello
    * (PAPRIKA_LINK_PENDING_MAX, PAPRIKA_LINK_PENDING_PER_IP), held until the hello linked the
    * worker or the socket is gone (a socket that never links is cut at most a second after its
-   * close). Refused, the caller answers 503 without upgrading.
+   * close). A full bound cuts its oldest silent socket (`cut` is how this one would be cut);
+   * refused only when every slot holds a hello being checked: the caller answers 503.
    */
-  admit(remote: string | undefined): HelloSlot {
-    const slot = this.pending.take(sourceOf(remote));
-    if (slot.ok) return slot;
-    this.refusedSinceLog++;
-    const now = this.d.clock.now();
-    if (now - this.lastRefusalLogAt >= REFUSAL_LOG_MS) {
-      this.d.log.warn({ remote, scope: slot.scope, limit: slot.limit, refused: this.refusedSinceLog }, 'worker link upgrades refused: too many sockets waiting for their hello');
-      this.refusedSinceLog = 0;
-      this.lastRefusalLogAt = now;
+  admit(remote: string | undefined, cut: () => void): Admission {
+    const admission = this.pending.take(sourceOf(remote), cut);
+    const outcome = admission.ok ? (admission.evicted > 0 ? 'evicted' : undefined) : 'refused';
+    if (outcome) {
+      const n = admission.ok ? admission.evicted : 1;
+      this.d.metrics.helloSockets.inc({ outcome }, n);
+      this.noteCrowding(outcome, n, remote);
     }
-    return slot;
+    return admission;
+  }
+
+  /** Logged at most once in REFUSAL_LOG_MS, with the counts since the last line; what a window held is logged at its end. */
+  private noteCrowding(outcome: 'evicted' | 'refused', n: number, remote: string | undefined): void {
+    this.crowding[outcome] += n;
+    if (this.crowdingLogPending) return;
+    this.flushCrowding(remote);
+    this.crowdingLogPending = true;
+    this.d.clock.setTimer(REFUSAL_LOG_MS, () => {
+      this.crowdingLogPending = false;
+      if (this.crowding.evicted + this.crowding.refused > 0) this.flushCrowding(undefined);
+    });
+  }
+
+  private flushCrowding(remote: string | undefined): void {
+    this.d.log.warn({ remote, evicted: this.crowding.evicted, refused: this.crowding.refused, metric: 'paprika_link_hello_sockets_total' }, 'worker-link sockets awaiting their hello are at their bound: the longest silent ones cut to make room (refused only while every slot holds a hello being checked)');
+    this.crowding = { evicted: 0, refused: 0 };
   }
 
   /** Sockets upgraded (or upgrading) whose hello has not been answered yet. */
@@ -138,7 +154,8 @@ export class LinkService {
    * only let it in: the hello must prove the id for this link's nonce before anything of that
    * worker — its current link, jobs or status — is touched.
    */
-  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable, releaseSlot: () => void = () => {}): void {
+  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable, slot: HelloSlot = { heard: () => {}, release: () => {} }): void {
+    const releaseSlot = slot.release;
     if (this.stopped) {
       releaseSlot();
       ws.close(1001, 'hub stopping');
@@ -237,6 +254,7 @@ export class LinkService {
         }
         if (parsed.value.worker_id !== workerId) return badFrame(`hello for ${parsed.value.worker_id} on the link of ${workerId}`);
         helloSeen = true;
+        slot.heard(); // its hello is being checked: never cut to make room for a newcomer
       }
       // Thumbnails are lossy and replaced every second: taken at once, never queued behind a
       // database write (a wall of 16 lanes filled the queue in 16 s of a Postgres stall, the hub

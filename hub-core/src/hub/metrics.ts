@@ -34,6 +34,7 @@ export function createMetrics() {
     reconcilerActions: counter('paprika_reconciler_actions_total', 'Jobs failed by the stale-job reconciler', ['reason']),
     relinkOrphans: counter('paprika_relink_orphans_total', 'Running jobs a worker no longer held when it linked: failed (fresh process) or requeued (lost with the old link)', ['outcome']),
     laneRecycles: counter('paprika_lane_recycles_total', "Worker lanes whose Chrome was restarted, by reason: jobs (PAPRIKA_LANE_RECYCLE_JOBS), rss (PAPRIKA_LANE_MAX_RSS_MB), crash", ['reason']),
+    helloSockets: counter('paprika_link_hello_sockets_total', 'Worker-link sockets awaiting their hello that were cut to make room (evicted: silent the longest) or turned away (refused: every slot held a hello being checked)', ['outcome']),
     forwards: counter('paprika_forwards_total', 'Requests forwarded to a peer hub', ['route', 'outcome']),
     forwardSeconds: new client.Histogram({ name: 'paprika_forward_seconds', help: 'Hub-to-hub forward latency', registers: [registry], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60] }),
     queueDepth: gauge('paprika_queue_depth', 'Queued jobs (last sample)'),

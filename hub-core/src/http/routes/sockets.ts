@@ -26,18 +26,20 @@ export function socketRoutes({ links, events, wall }: SocketRouteDeps, wss: WebS
       if (!WORKER_ID.test(id)) throw new PaprikaError('bad_request', { id }, 'not a worker id');
       const up = pendingUpgrade(req.raw);
       if (!up) throw new PaprikaError('upgrade_required', { path: '/workers/:id/link' });
-      // Refused before the upgrade: a socket waiting for its hello holds memory until then.
+      // Counted before the upgrade: a socket waiting for its hello holds memory until then. A
+      // full bound cuts its oldest silent socket; refused only while every slot checks a hello.
       const remote = req.raw.socket.remoteAddress;
-      const slot = links.admit(remote);
-      if (!slot.ok) {
-        const { scope, limit } = slot;
+      const admission = links.admit(remote, () => up.socket.destroy());
+      if (!admission.ok) {
+        const { scope, limit } = admission;
         const what = scope === 'source' ? `from ${remote} (PAPRIKA_LINK_PENDING_PER_IP)` : 'on this hub (PAPRIKA_LINK_PENDING_MAX)';
-        throw new PaprikaError('links_waiting', { scope, limit, remote }, `${limit} worker links ${what} are already waiting for their hello; retry shortly`, 1);
+        throw new PaprikaError('links_waiting', { scope, limit, remote }, `${limit} worker links ${what} are having their hello checked; retry shortly`, 1);
       }
+      const { slot } = admission;
       // An upgrade that never completes (a bad handshake, a peer gone) gives the slot back with its socket.
       up.socket.once('close', slot.release);
       reply.hijack();
-      completeUpgrade(wss, req.raw, up, (ws) => links.accept(ws, id, remote, up.socket, slot.release));
+      completeUpgrade(wss, req.raw, up, (ws) => links.accept(ws, id, remote, up.socket, slot));
     });
 
     app.get('/admin/events', (req, reply) => {
