@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../hub-core/src/adapters/sql/migrate.ts';
 import { pgClient } from '../../hub-core/src/adapters/sql/pg-client.ts';
 import { startHub } from '../../hub-core/src/app/hub.ts';
-import { createTestDatabase, requireServices } from '../harness/services.ts';
+import { createTestDatabase, PG_ADMIN_URL, requireServices } from '../harness/services.ts';
 
 /** A logger whose lines are kept, parsed. */
 function keptLog() {
@@ -69,5 +69,15 @@ describe.skipIf(!requireServices(['postgres']))('a hub on a database a newer rel
     } finally {
       await hub.stop();
     }
+  });
+
+  it('names a Postgres that answered with an error as refusing the start-up, not as unreachable', async () => {
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/paprika_no_such_database_${Date.now().toString(36)}`;
+    const err = await startHub({ env: { PAPRIKA_PORT: '0', DATABASE_URL: url.toString() }, logger: pino({ level: 'silent' }) }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/^DATABASE_URL: Postgres at \S+ refused the hub's start-up: database "paprika_no_such_database_\w+" does not exist/);
   });
 });

@@ -239,7 +239,7 @@ export class Hub {
   }
 }
 
-/** A service named in the environment that cannot be reached: the message names the variable and the address (never the credentials). */
+/** A service named in the environment that cannot be reached or refused the start-up: the message names the variable and the address (never the credentials). */
 function unreachable(variable: string, what: string, url: string, err: unknown): ConfigError {
   let where = url;
   try {
@@ -248,7 +248,11 @@ function unreachable(variable: string, what: string, url: string, err: unknown):
   } catch {
     where = 'the address given';
   }
-  return new ConfigError(variable, `cannot reach ${what} at ${where}: ${err instanceof Error ? err.message : String(err)}`);
+  const message = err instanceof Error ? err.message : String(err);
+  // Postgres answered (its errors carry a severity): reached, and it refused the start-up
+  // (a password, a missing database, a migration that failed).
+  if ((err as { severity?: unknown }).severity) return new ConfigError(variable, `${what} at ${where} refused the hub's start-up: ${message}`);
+  return new ConfigError(variable, `cannot reach ${what} at ${where}: ${message}`);
 }
 
 export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
