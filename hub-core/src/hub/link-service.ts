@@ -154,7 +154,7 @@ export class LinkService {
    * only let it in: the hello must prove the id for this link's nonce before anything of that
    * worker — its current link, jobs or status — is touched.
    */
-  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable, slot: HelloSlot = { heard: () => {}, release: () => {} }): void {
+  accept(ws: WebSocket, workerId: string, remote?: string, raw?: Corkable, slot: HelloSlot = { heard: () => {}, ending: () => {}, release: () => {} }): void {
     const releaseSlot = slot.release;
     if (this.stopped) {
       releaseSlot();
@@ -164,6 +164,7 @@ export class LinkService {
     const socket = socketOf(ws, raw);
     /** Ends a socket that never linked: its close frame, then cut after a grace whether or not the peer answers. */
     const endUnlinked = (code?: number, reason?: string): void => {
+      slot.ending(); // the first to cut should a newcomer need its slot
       if (code !== undefined) ws.close(code, reason);
       this.d.clock.setTimer(UNLINKED_CLOSE_GRACE_MS, () => ws.terminate());
     };

@@ -7,12 +7,16 @@
 // socket that stays silent is what a flood is made of. Refusing instead let one holder of the
 // token keep a whole fleet behind nginx off its hubs (every link comes from nginx's address,
 // so the per-source bound is one bound for all): an outside probe held 300 workers off two
-// hubs for a minute with 12 new silent sockets a second. Only sockets whose hello is being
-// checked are never cut; when every slot holds one, the newcomer is refused.
+// hubs for a minute with 12 new silent sockets a second. A socket being closed unlinked (its
+// hello refused, or none came) goes first, before any silent one: a flood of bad hellos must
+// not hold slots through their close. Only sockets whose hello is being checked are never
+// cut; when every slot holds one, the newcomer is refused.
 
 export interface HelloSlot {
-  /** Its first frame (the hello) arrived: from now on it is never cut to make room. */
+  /** Its first frame (the hello) arrived: while it is checked, never cut to make room. */
   heard(): void;
+  /** It is being closed without a link (its close frame sent): the first to cut to make room. */
+  ending(): void;
   /** The socket linked or is gone; idempotent. */
   release(): void;
 }
@@ -21,7 +25,7 @@ export type Admission = { ok: true; slot: HelloSlot; evicted: number } | { ok: f
 
 interface Entry {
   source: string;
-  heard: boolean;
+  state: 'silent' | 'checking' | 'ending';
   cut: () => void;
   release: () => void;
 }
@@ -49,7 +53,7 @@ export class PendingHellos {
     }
     const entry: Entry = {
       source,
-      heard: false,
+      state: 'silent',
       cut,
       release: () => {
         if (!this.entries.delete(entry)) return;
@@ -60,7 +64,7 @@ export class PendingHellos {
     };
     this.entries.add(entry);
     this.bySource.set(source, (this.bySource.get(source) ?? 0) + 1);
-    return { ok: true, evicted, slot: { heard: () => (entry.heard = true), release: entry.release } };
+    return { ok: true, evicted, slot: { heard: () => (entry.state = 'checking'), ending: () => (entry.state = 'ending'), release: entry.release } };
   }
 
   /** Sockets waiting now, silent or with a hello being checked. */
@@ -68,13 +72,21 @@ export class PendingHellos {
     return this.entries.size;
   }
 
+  /** Cuts the oldest socket being closed, else the oldest silent one (of `source`, if given). */
   private evictOldestSilent(source: string | undefined): boolean {
+    const mine = (e: Entry) => source === undefined || e.source === source;
+    let victim: Entry | undefined;
     for (const e of this.entries) {
-      if (e.heard || (source !== undefined && e.source !== source)) continue;
-      e.release();
-      e.cut();
-      return true;
+      if (!mine(e)) continue;
+      if (e.state === 'ending') {
+        victim = e;
+        break;
+      }
+      if (e.state === 'silent') victim ??= e;
     }
-    return false;
+    if (!victim) return false;
+    victim.release();
+    victim.cut();
+    return true;
   }
 }

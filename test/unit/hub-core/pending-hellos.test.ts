@@ -66,4 +66,18 @@ describe('PendingHellos', () => {
     expect(p.waiting).toBe(2);
     expect(b2.cut).toBe(false);
   });
+
+  it('cuts a socket being closed unlinked before any silent one, even one it had heard', () => {
+    const p = new PendingHellos({ max: 3, perSource: 3 });
+    const silent = socketOf(p, 'a');
+    const refused = socketOf(p, 'a');
+    const checking = socketOf(p, 'a');
+    slotOf(refused.admission).heard();
+    slotOf(refused.admission).ending(); // its hello was refused: the hub is closing it
+    slotOf(checking.admission).heard();
+    expect(socketOf(p, 'a').admission).toMatchObject({ ok: true, evicted: 1 });
+    expect([silent.cut, refused.cut, checking.cut]).toEqual([false, true, false]);
+    expect(socketOf(p, 'a').admission).toMatchObject({ ok: true, evicted: 1 });
+    expect([silent.cut, checking.cut]).toEqual([true, false]);
+  });
 });
