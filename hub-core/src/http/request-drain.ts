@@ -84,7 +84,9 @@ export class RequestDrain {
   /**
    * Waits up to `boundMs` for every request to be answered (each connection closes after its
    * answer; an idle keep-alive connection still carries a request sent meanwhile), then closes
-   * the idle connections, and answers 503 whatever is still unanswered at the bound.
+   * the idle connections; at the bound, a request still being read is answered 503 and one
+   * whose handler runs gets FLUSH_MS more (refuse()). Both waits are on the injected clock: a
+   * test on a manual clock with a request in flight advances it past each, or the stop waits.
    */
   async close(boundMs: number): Promise<void> {
     this.stopAccepting();
