@@ -12,8 +12,8 @@ import { LinkHandshake, sendChallenge, sendError } from './link-handshake.ts';
 import { LinkMessages } from './link-messages.ts';
 import { frameBytes, oversizedFrameReply, sessionReplyRequestId, unreadableResultReply } from './frame-refusals.ts';
 import type { LinkDeps } from './link-deps.ts';
-import { PendingHellos, type Admission, type HelloSlot } from './pending-hellos.ts';
-import { sourceOf } from '../domain/source-address.ts';
+import { HelloAdmission } from './hello-admission.ts';
+import type { Admission, HelloSlot } from './pending-hellos.ts';
 import type { LinkSocket, WorkerLink, WorkerStatus } from './worker-link.ts';
 
 export { LINK_ID_IN_USE, LINK_UNAUTHORIZED } from './link-handshake.ts';
@@ -30,8 +30,6 @@ const BAD_FRAME_BURST = 20;
 const BAD_FRAMES_PER_S = 1;
 /** Close code for a link that did not speak the protocol (WebSocket: policy violation). */
 const LINK_PROTOCOL_VIOLATION = 1008;
-/** Refused link upgrades are logged at most once in this long (a flood must not flood the log too). */
-const REFUSAL_LOG_MS = 10_000;
 /** How long stop() waits for links to close before cutting them. */
 const STOP_CLOSE_MS = 2_000;
 /**
@@ -99,54 +97,22 @@ export class LinkService {
   /** Every accepted socket → its close handling, settled once that has run. */
   private readonly closed = new Map<WebSocket, Promise<void>>();
   private stopped = false;
-  private readonly pending: PendingHellos;
-  private crowding = { evicted: 0, refused: 0 };
-  private crowdingLogPending = false;
+  private readonly hellos: HelloAdmission;
 
   constructor(private readonly d: LinkDeps) {
     this.handshake = new LinkHandshake(d);
     this.messages = new LinkMessages(d);
-    this.pending = new PendingHellos({ max: d.config.linkPendingMax, perSource: d.config.linkPendingPerIp });
+    this.hellos = new HelloAdmission(d);
   }
 
-  /**
-   * Before a link's upgrade: a slot among the sockets waiting for their hello
-   * (PAPRIKA_LINK_PENDING_MAX, PAPRIKA_LINK_PENDING_PER_IP), held until the hello linked the
-   * worker or the socket is gone (a socket that never links is cut at most a second after its
-   * close). A full bound cuts its oldest silent socket (`cut` is how this one would be cut);
-   * refused only when every slot holds a hello being checked: the caller answers 503.
-   */
+  /** Before a link's upgrade: its slot among the sockets awaiting a hello (hello-admission.ts). */
   admit(remote: string | undefined, cut: () => void): Admission {
-    const admission = this.pending.take(sourceOf(remote), cut);
-    const outcome = admission.ok ? (admission.evicted > 0 ? 'evicted' : undefined) : 'refused';
-    if (outcome) {
-      const n = admission.ok ? admission.evicted : 1;
-      this.d.metrics.helloSockets.inc({ outcome }, n);
-      this.noteCrowding(outcome, n, remote);
-    }
-    return admission;
-  }
-
-  /** Logged at most once in REFUSAL_LOG_MS, with the counts since the last line; what a window held is logged at its end. */
-  private noteCrowding(outcome: 'evicted' | 'refused', n: number, remote: string | undefined): void {
-    this.crowding[outcome] += n;
-    if (this.crowdingLogPending) return;
-    this.flushCrowding(remote);
-    this.crowdingLogPending = true;
-    this.d.clock.setTimer(REFUSAL_LOG_MS, () => {
-      this.crowdingLogPending = false;
-      if (this.crowding.evicted + this.crowding.refused > 0) this.flushCrowding(undefined);
-    });
-  }
-
-  private flushCrowding(remote: string | undefined): void {
-    this.d.log.warn({ remote, evicted: this.crowding.evicted, refused: this.crowding.refused, metric: 'paprika_link_hello_sockets_total' }, 'worker-link sockets awaiting their hello are at their bound: the longest silent ones cut to make room (refused only while every slot holds a hello being checked)');
-    this.crowding = { evicted: 0, refused: 0 };
+    return this.hellos.admit(remote, cut);
   }
 
   /** Sockets upgraded (or upgrading) whose hello has not been answered yet. */
   get waitingForHello(): number {
-    return this.pending.waiting;
+    return this.hellos.waiting;
   }
 
   /**
