@@ -33,7 +33,7 @@ export function parseNginxFlags(argv: string[]): NginxFlags {
 }
 
 export function nginxConf(f: NginxFlags, opts: { standalone?: boolean; pidFile?: string; prefix?: string } = {}): string {
-  const servers = (extra: string) => f.hubs.map((h) => `    server ${h} max_fails=1 fail_timeout=5s${extra};`).join('\n');
+  const servers = (params: string) => f.hubs.map((h) => `    server ${h} ${params};`).join('\n');
   const body = `map $http_upgrade $connection_upgrade {
     default upgrade;
     ''      close;
@@ -45,14 +45,19 @@ export function nginxConf(f: NginxFlags, opts: { standalone?: boolean; pidFile?:
 # counts as down here: a worker whose link attempts there fail sends ?hop=N from its second
 # attempt on, which moves it to another hub (its CDP tunnels carry the same hop).
 # A worker's CDP tunnels (/workers/{id}/cdp/{cdp_id}) follow its link to the hub that asked for them.
+# max_fails=0: nginx never marks a hub down here. It records a hub's recovery only when the
+# request that tested it ends, and a link lasts for hours: with max_fails=1 a hub that had
+# failed with the others stayed marked down while it held links, so nginx let one link through
+# to it every fail_timeout and answered every other 502 "no live upstreams" (100 workers, two
+# hubs killed: 22 linked after 60 s). A dead hub now costs one refused connect per attempt.
 upstream paprika_links {
     hash $paprika_worker_id$arg_hop consistent;
-${servers('')}
+${servers('max_fails=0')}
 }
 
 # Rule 2: everything else goes round-robin; hubs are stateless and forward what they do not own.
 upstream paprika_hubs {
-${servers('')}
+${servers('max_fails=1 fail_timeout=5s')}
     keepalive 64;
 }
 
