@@ -4,6 +4,7 @@
 // 1 MB frame for 10 s. A full bound cuts the oldest silent socket instead of turning the
 // newcomer away: refusing let a flood of silent sockets keep every worker behind nginx off the
 // fleet (one source for all). Only sockets whose hello is being checked are never cut.
+import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLog, startSimAgent, type SimAgent } from '../harness/agents.ts';
@@ -143,5 +144,47 @@ describe('a socket whose hello is refused', () => {
       ws.terminate();
     }
     await Promise.all(cut);
+  });
+});
+
+describe('a holder of one credential sending hello after hello for its own id', () => {
+  let hub: TestHub;
+  const { log, lines } = capturedLog();
+  const sockets: WebSocket[] = [];
+  beforeAll(async () => {
+    hub = await startTestHub({ PAPRIKA_LINK_PENDING_MAX: '2', PAPRIKA_LINK_PENDING_PER_IP: '2' }, { logger: log });
+  });
+  afterAll(async () => {
+    for (const ws of sockets) ws.terminate();
+    await hub?.stop();
+  });
+
+  /** A link socket that never answers pings (its current link looks alive to no one), hello sent with its own `instance`. */
+  async function hogHello(secret: string, instance: string) {
+    const ws = new WebSocket(`${hub.url.replace('http', 'ws')}/workers/w-hog/link`, { autoPong: false });
+    sockets.push(ws);
+    const frames: any[] = [];
+    ws.on('message', (m) => frames.push(JSON.parse(String(m))));
+    ws.on('error', () => {});
+    const challenge = await waitFor('challenge', async () => frames.find((f) => f.type === 'challenge'), 5000, 5);
+    ws.send(provenHello('w-hog', secret, challenge.nonce, { instance }));
+    return { ws, frames };
+  }
+
+  it('holds no slot past its proof and one take-over check at a time: a worker links meanwhile, refused nowhere', async () => {
+    const secret = await enrollRaw(hub.url, 'w-hog');
+    const first = await hogHello(secret, randomBytes(16).toString('hex'));
+    await waitFor('the hog linked', async () => first.frames.some((f) => f.type === 'welcome'), 5000, 10);
+    // More agents claim the id; its link never answers the hub's ping, so one check waits 2 s.
+    await Promise.all([1, 2, 3].map(() => hogHello(secret, randomBytes(16).toString('hex'))));
+    // (Two slots: the third newcomer cut the oldest silent socket, one of the other two.)
+    await waitFor('a second take-over check refused', async () => lines.some((l) => l.msg === 'link refused: a take-over of this worker id is already being checked'), 5000, 10);
+    // While the one check waits for its ping, the slots are free: a worker links at its first try.
+    expect(hub.hub.links.waitingForHello).toBe(0);
+    const agent = await startSimAgent(hub.url, 1);
+    expect(hub.hub.localLinks.get(agent.workerId)?.open).toBe(true);
+    const metrics = await fetch(`${hub.url}/metrics`).then((r) => r.text());
+    expect(metrics).not.toMatch(/paprika_link_hello_sockets_total\{outcome="refused"\} [1-9]/);
+    await agent.stop();
   });
 });

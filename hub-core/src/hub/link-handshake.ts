@@ -13,6 +13,8 @@ export const LINK_UNAUTHORIZED = 4401;
 export const LINK_ID_IN_USE = 4409;
 /** How long the current link of an id has to answer a ping before a different agent may take the id over. */
 const LIVE_LINK_PING_MS = 2000;
+/** Close code of a hello for an id whose take-over is being checked by another hello (WebSocket: try again later). */
+const LINK_TRY_AGAIN = 1013;
 
 type Hello = Extract<WorkerMessage, { type: 'hello' }>;
 
@@ -25,6 +27,9 @@ export function sendError(socket: LinkSocket, message: string, details?: unknown
 }
 
 export class LinkHandshake {
+  /** Ids whose current link is being pinged for a take-over: one check per id at a time. */
+  private readonly takeoverChecks = new Set<string>();
+
   constructor(private readonly d: LinkDeps) {}
 
   /**
@@ -33,7 +38,7 @@ export class LinkHandshake {
    * when linking broke (closed with 1011). `created` learns of the link before any await that
    * follows its creation, so a socket closing mid-hello is still cleaned up.
    */
-  async hello(socket: LinkSocket, workerId: string, nonce: string, msg: Hello, remote: string | undefined, created: (link: WorkerLink) => void): Promise<'linked' | 'refused' | 'failed'> {
+  async hello(socket: LinkSocket, workerId: string, nonce: string, msg: Hello, remote: string | undefined, created: (link: WorkerLink) => void, proven: () => void = () => {}): Promise<'linked' | 'refused' | 'failed'> {
     try {
       const verdict = await this.d.enrollment.verifyLink(workerId, nonce, msg.proof);
       if (!verdict.ok) {
@@ -42,6 +47,7 @@ export class LinkHandshake {
         socket.close(LINK_UNAUTHORIZED, verdict.code);
         return 'refused';
       }
+      proven();
       if (await this.heldByAnotherAgent(socket, workerId, msg.instance, remote)) return 'refused';
       await this.link(socket, msg, this.claimedAddress(msg, verdict.lanIp, remote), created);
       return 'linked';
@@ -67,7 +73,22 @@ export class LinkHandshake {
     const current = this.d.localLinks.get(workerId);
     if (!current || current.isOn(socket) || current.superseded || current.left_at_ms !== null) return false;
     if (!instance || !current.instance || current.instance === instance) return false;
-    if (!(await current.answersPing(LIVE_LINK_PING_MS))) return false;
+    // One take-over check per id: a holder of one credential who sent hello after hello for
+    // its own id, on a link that never answers pings, kept each waiting LIVE_LINK_PING_MS.
+    if (this.takeoverChecks.has(workerId)) {
+      this.d.log.warn({ worker_id: workerId, remote }, 'link refused: a take-over of this worker id is already being checked');
+      await sendError(socket, `a hello for worker ${workerId} from another agent is being checked; try again`, { code: 'takeover_in_progress', worker_id: workerId });
+      socket.close(LINK_TRY_AGAIN, 'takeover_in_progress');
+      return true;
+    }
+    this.takeoverChecks.add(workerId);
+    let answers: boolean;
+    try {
+      answers = await current.answersPing(LIVE_LINK_PING_MS);
+    } finally {
+      this.takeoverChecks.delete(workerId);
+    }
+    if (!answers) return false;
     const message = `worker id ${workerId} is in use by another running agent (linked from ${current.meta.lanIp || 'another address'}); give each agent on one host its own --worker-id (and --data-dir), or its own --lan-ip`;
     this.d.log.warn({ worker_id: workerId, remote, current_instance: current.instance, refused_instance: instance }, 'link refused: the worker id is in use by another agent');
     await sendError(socket, message, { code: 'worker_id_in_use', worker_id: workerId });

@@ -244,7 +244,9 @@ export class LinkService {
             if (msg.type !== 'hello') throw new Error(`expected hello first, got ${msg.type}`);
             if (msg.worker_id !== workerId) throw new Error(`hello for ${msg.worker_id} on the link of ${workerId}`);
             cancelHelloTimer();
-            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l));
+            // Proven, it is a worker's, no stranger's: its slot among the sockets awaiting a hello
+            // goes back before any wait for the id's current link (one take-over check per id).
+            const outcome = await this.handshake.hello(socket, workerId, nonce, msg, remote, (l) => (link = l), releaseSlot);
             if (outcome === 'linked') {
               // Its slot among the sockets awaiting a hello, and the link's own limit, only once the
               // hello proved the worker (a hello without a proof parses too). Refused or failed, the
