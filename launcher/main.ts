@@ -2,6 +2,7 @@
 // flag and exit 2; nothing is started.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../hub-core/src/config.ts';
+import { digitsValue } from '../hub-core/src/wire/env.ts';
 import { NGINX_USAGE, nginxConf, parseNginxFlags } from './nginx-conf.ts';
 
 export const USAGE = `usage: paprika <command> [flags]
@@ -38,8 +39,7 @@ async function hubCommand(argv: string[]): Promise<void> {
   }
   let port: number | undefined;
   if (values.port !== undefined) {
-    // Digits only: Number('') is 0 (a random port) and Number('0x10') is 16.
-    port = /^\d+$/.test(values.port) ? Number(values.port) : NaN;
+    port = digitsValue(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port expects a port number (0-65535), got ${JSON.stringify(values.port)}`);
   }
   loadConfig(process.env, { port }); // a bad variable stops us here, before any signal handler

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino, { type Logger } from 'pino';
+import { digitsValue } from 'paprika/wire';
 import { loadAgentConfig, type AgentConfig } from './agent-config.ts';
 import { WorkerAgent } from './agent.ts';
 import type { LanePool } from './lanes/lane.ts';
@@ -46,7 +47,7 @@ export interface WorkerFlags {
 
 function positiveInt(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  const n = digitsValue(raw);
   if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} expects a whole number from 1 to 256, got ${JSON.stringify(raw)}`);
   return n;
 }
@@ -92,7 +93,7 @@ export function parseWorkerFlags(argv: string[]): WorkerFlags {
   if (viewBind !== undefined && !validViewBind(viewBind)) throw new UsageError(`--view-bind expects an IP address (e.g. 10.0.0.5, or 0.0.0.0 for every interface), got ${JSON.stringify(viewBind)}`);
   let viewPort: number | undefined;
   if (values['view-port'] !== undefined) {
-    viewPort = /^\d+$/.test(values['view-port']) ? Number(values['view-port']) : NaN;
+    viewPort = digitsValue(values['view-port']);
     if (!Number.isInteger(viewPort) || viewPort < 1 || viewPort > 65535) throw new UsageError(`--view-port expects a port number (1-65535), got ${JSON.stringify(values['view-port'])}`);
   }
   if (values['single-chrome'] && simulateLanes) throw new UsageError('--single-chrome and --simulate-lanes exclude each other');

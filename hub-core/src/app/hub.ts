@@ -240,7 +240,7 @@ export class Hub {
 }
 
 /** A service named in the environment that cannot be reached or refused the start-up: the message names the variable and the address (never the credentials). */
-function unreachable(variable: string, what: string, url: string, err: unknown): ConfigError {
+function serviceError(variable: string, what: string, url: string, err: unknown): ConfigError {
   let where = url;
   try {
     const u = new URL(url);
@@ -264,7 +264,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   const store =
     opts.store ??
     (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }).catch((err) => {
-      if (config.databaseUrl) throw unreachable('DATABASE_URL', 'Postgres', config.databaseUrl, err);
+      if (config.databaseUrl) throw serviceError('DATABASE_URL', 'Postgres', config.databaseUrl, err);
       // A system call on the embedded database's directory failed: say which variable chose it.
       throw (err as NodeJS.ErrnoException).syscall ? new ConfigError('PAPRIKA_DATA_DIR', `cannot use ${config.dataDir} for the embedded database: ${(err as Error).message}`) : err;
     }));
@@ -276,7 +276,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   try {
     registry ??= config.redisUrl
       ? await RedisRegistry.connect(config.redisUrl, config.redisPrefix, config.workerTtlS, { signal: opts.signal, forgetS: config.workerForgetS, commandTimeoutMs: config.redisTimeoutS * 1000 }).catch((err) => {
-          throw unreachable('REDIS_URL', 'Redis', config.redisUrl as string, err);
+          throw serviceError('REDIS_URL', 'Redis', config.redisUrl as string, err);
         })
       : new MemoryRegistry(clock, config.workerForgetS);
   } catch (err) {

@@ -1,17 +1,16 @@
-// A graceful stop of the HTTP server: no new connection is accepted, and every request whose
-// bytes arrived gets an answer. Fastify's forceCloseConnections destroyed every connection at
-// close, with it a request still being read: 2 of 6 `POST /jobs/batch` sent just before a
-// SIGTERM saw a reset and no answer (an outside probe). Now a request on an open connection is
-// served as usual (a stopping hub answers new jobs 503 `shutting_down`) with `Connection:
-// close`; idle keep-alive connections are closed once the hub's own stop is done; and what is
-// still unanswered at the bound (a client that sent headers and then nothing) gets a 503 of its
-// own before its connection closes, never a reset.
+// A graceful stop of the HTTP server: every request whose bytes arrived gets an answer.
+// Fastify's forceCloseConnections destroyed every connection at close, with it a request still
+// being read: 2 of 6 `POST /jobs/batch` sent just before a SIGTERM saw a reset and no answer (an
+// outside probe). From the stop's start every answer closes its connection; new connections are
+// accepted until close() (peer hubs still reach the hub's workers), then refused; a request on
+// an open connection is served as usual (a stopping hub answers new jobs 503 `shutting_down`);
+// idle keep-alive connections are closed; at the bound a request still being read gets a 503 of
+// its own, and one whose handler still runs a last FLUSH_MS before its connection is cut.
 import net, { type Socket } from 'node:net';
 import type { Server, ServerResponse } from 'node:http';
 import type { Clock } from '../ports/clock.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FLUSH_MS, rawAnswer } from './raw-answer.ts';
-
 
 export class RequestDrain {
   /** Every HTTP connection (a WebSocket's leaves at its upgrade: its server owns it). */
@@ -21,6 +20,7 @@ export class RequestDrain {
   /** Connections that have had an answer: between requests they are idle keep-alive connections. */
   private readonly served = new WeakSet<Socket>();
   private listenerClosed: Promise<void> | undefined;
+  private stopping = false;
   /** Re-checks what close() waits for; set while it waits. */
   private changed: (() => void) | undefined;
 
@@ -44,8 +44,6 @@ export class RequestDrain {
     });
   }
 
-  private stopping = false;
-
   /** True from beginStop() on: every answer then closes its connection. */
   get closing(): boolean {
     return this.stopping;
@@ -67,7 +65,7 @@ export class RequestDrain {
    * hub stops, is answered (Node's own close drops idle keep-alive connections at once, and with
    * them a request in flight on one).
    */
-  stopAccepting(): void {
+  private stopAccepting(): void {
     this.stopping = true;
     // After one more turn of the event loop: a connection the kernel completed before the stop
     // (its request may be on its way) is accepted and answered, not reset with the listener.

@@ -197,7 +197,6 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
       events.stop();
     },
     async close(boundMs) {
-      drain.stopAccepting();
       events.stop();
       for (const ws of wss.clients) ws.terminate();
       wss.close();

@@ -2,10 +2,10 @@
 // secret of its own, and every link proves it (wire/worker-proof.ts). One service owns the
 // credential's whole life: registration (rate-limited), the proof at each link, the
 // operator's reset, and the expiry of enrollments that never linked.
-import { sourceOf } from '../domain/source-address.ts';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { sourceOf } from '../domain/source-address.ts';
 import { proofMatches, secretMatches, secretVerifier } from '../wire/worker-proof.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import type { Clock } from '../ports/clock.ts';

@@ -40,12 +40,20 @@ export function numberVar(env: Env, name: string, fallback: number, opts: { min?
   return value;
 }
 
+/**
+ * The value of a string of decimal digits, NaN for anything else: `Number()` alone reads '' as
+ * 0 (a random port), '0x10' as 16 and ' 8 ' as 8. For flags, counts and ports.
+ */
+export function digitsValue(raw: string): number {
+  return /^\d+$/.test(raw) ? Number(raw) : NaN;
+}
+
 /** Digits only (no sign, fraction or exponent), at least 1: counts and sizes. */
 export function countVar(env: Env, name: string, fallback: number): number {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(name, `expected a whole number of at least 1, got ${JSON.stringify(env[name])}`);
+  const n = digitsValue(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new ConfigError(name, `expected a whole number of at least 1, got ${JSON.stringify(env[name])}`);
   return n;
 }
 

@@ -4,6 +4,7 @@
 // Hosts are checked in the WHATWG-normalised form (`new URL`), so `http://2852039166/`,
 // `http://0xA9FEA9FE/` and `http://0251.0376.0251.0376/` are all 169.254.169.254.
 import os from 'node:os';
+import { digitsValue } from './env.ts';
 import type { UrlPolicyLists } from './protocol.ts';
 
 /** Always denied: link-local (cloud metadata lives there), the AWS IPv6 and Alibaba metadata, "this host" (0.0.0.0 reaches loopback on Linux). */
@@ -92,8 +93,8 @@ function parseRule(entry: string): UrlRule {
 }
 
 function parsePort(entry: string, raw: string): number {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 1 || n > 65535) throw new UrlRuleError(entry, `bad port ${JSON.stringify(raw)}`);
+  const n = digitsValue(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UrlRuleError(entry, `bad port ${JSON.stringify(raw)}`);
   return n;
 }
 
