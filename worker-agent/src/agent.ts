@@ -16,6 +16,7 @@ import { ResultOutbox } from './result-outbox.ts';
 import { CredentialRejectedError, obtainCredential, resetHint, type EnrollOptions } from './enrollment.ts';
 import type { ViewKeyring } from './live-view/view-access.ts';
 import { Thumbnailer } from './live-view/thumbnailer.ts';
+import { describeRefusal, readRefusal, type LinkRefusal } from './link-refusal.ts';
 
 /** How many assignments `received` remembers. */
 export const RECEIVED_KEPT = 1000;
@@ -85,6 +86,8 @@ export class WorkerAgent {
   private linkHop = 0;
   /** When this link's oldest unanswered ping went out (undefined: the hub answered since). */
   private unansweredSince: number | undefined;
+  /** What the hub answered when it refused the current link's upgrade (read before the close). */
+  private refusal: LinkRefusal | undefined;
   readonly runner: LaneRunner;
   /** The lanes the hub's last `thumbs` asked for (none on a new link). */
   readonly thumbs: Thumbnailer;
@@ -168,6 +171,13 @@ export class WorkerAgent {
     // The link's own TCP socket: frames sent within one turn leave in one write.
     ws.on('upgrade', (res) => {
       if (this.ws === ws) this.writes = corkPerTurn(res.socket);
+    });
+    // Refused in plain HTTP (a wrong worker token, a full or stopping hub): keep what it said for the re-link's log line.
+    ws.on('unexpected-response', (_req, res) => {
+      void readRefusal(res).then((refusal) => {
+        if (this.ws === ws) this.refusal = refusal;
+        ws.terminate();
+      });
     });
     ws.on('open', () => {
       this.unansweredSince = undefined;
@@ -369,7 +379,11 @@ export class WorkerAgent {
     // 1009: the hub closed on a frame past its ceiling.
     if (code === 1009) this.outbox.closedOnOversize();
     const delay = this.o.backoff ? backoffMs(this.attempt++, this.o.backoff.baseMs, this.o.backoff.capMs, this.o.random ?? mathRandom) : backoffMs(this.attempt++, 250, 10_000, this.o.random ?? mathRandom);
-    this.o.log.warn({ retry_in_ms: delay }, 'link closed; re-linking');
+    const refusal = this.refusal;
+    this.refusal = undefined;
+    if (!refusal) this.o.log.warn({ retry_in_ms: delay, close_code: code, reason: reason || undefined }, 'link closed; re-linking');
+    // A wrong token does not fix itself: said at error level, on every attempt.
+    else this.o.log[refusal.status === 401 ? 'error' : 'warn']({ retry_in_ms: delay, status: refusal.status, code: refusal.code }, describeRefusal(refusal));
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
