@@ -24,13 +24,13 @@ export const FAST_ENV: Record<string, string> = {
   PAPRIKA_REGISTER_BURST: '500',
 };
 
-export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock; logger?: Logger } = {}): Promise<TestHub> {
+export async function startTestHub(env: Record<string, string> = {}, opts: { store?: JobStore; clock?: Clock; hostClock?: Clock; logger?: Logger } = {}): Promise<TestHub> {
   const full = { ...FAST_ENV, PAPRIKA_HUB_ID: uniqueName('hub'), ...env };
   assertTestRedisPrefix(full);
   const config = loadConfig(full);
   let ownStore: JobStore | undefined;
   const store = opts.store ?? (config.databaseUrl ? undefined : (ownStore = await openJobStore({})));
-  const hub = await startHub({ env: full, store, clock: opts.clock, logger: opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } }) });
+  const hub = await startHub({ env: full, store, clock: opts.clock, hostClock: opts.hostClock, logger: opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } }) });
   return {
     hub,
     url: hub.url,

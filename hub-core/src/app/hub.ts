@@ -19,7 +19,8 @@ import { redriveLoop } from '../loops/redrive-loop.ts';
 import { leaveLeftoversToTheirWorkers } from '../loops/startup.ts';
 import { chooseAssetStore } from './asset-store-choice.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
-import { systemClock, type Clock } from '../ports/clock.ts';
+import type { Clock } from '../ports/clock.ts';
+import { chooseHubClock, DatabaseClock } from './database-clock.ts';
 import type { JobRow, JobStore } from '../ports/job-store.ts';
 import { mathRandom, type Random } from '../wire/random.ts';
 import type { Registry } from '../ports/registry.ts';
@@ -57,7 +58,10 @@ export interface StartHubOptions {
   store?: JobStore;
   registry?: Registry;
   assets?: AssetStore;
+  /** Used as is (tests' manual clocks). Without it a hub on Postgres keeps Postgres's time (database-clock.ts). */
   clock?: Clock;
+  /** The host clock that Postgres's corrects (tests: a skewed one); default the system clock. */
+  hostClock?: Clock;
   random?: Random;
   logger?: Logger;
   /** Where the built console lives (default renderer/dist). */
@@ -199,6 +203,7 @@ export class Hub {
     const { config, store, registry, localLinks, lanes, ledger, dispatcher, fleetView, clock, log, events, metrics, enrollment, startedAt } = this;
     this.loops = [hubHeartbeatLoop({ config, registry, localLinks, clock, log, events, startedAt, dropSilentLinks: () => this.links.dropSilentLinks() }), reconcileLoop({ config, store, fleetView, ledger, clock, log, enrollment }), this.stats.loop(), assetRetentionLoop({ config, assets: this.assets, clock, log })];
     if (!config.queueRedriveDisable) this.loops.push(redriveLoop({ config, store, localLinks, lanes, ledger, dispatcher, clock, log, metrics }));
+    if (clock instanceof DatabaseClock) this.loops.push(clock.loop(log));
     for (const l of this.loops) l.start();
     const open = !(this.config.apiToken || this.config.adminToken || this.config.workerToken);
     const openToAll = openGroups(this.config);
@@ -259,7 +264,6 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
   let config = opts.config ?? loadConfig(opts.env ?? process.env, { port: opts.port });
   // Port 0 means "any free port": resolved before the config is made, so the default hub id and URL name the real port.
   if (config.port === 0 && !opts.config) config = loadConfig(opts.env ?? process.env, { port: await freePort(config.bind) });
-  const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? pino({ level: config.logLevel, base: { hub: config.hubId } });
   const store =
     opts.store ??
@@ -272,6 +276,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
     const where = config.databaseUrl ? 'DATABASE_URL' : `the embedded database in ${config.dataDir}`;
     log.warn({ unknown_migrations: store.unknownMigrations }, `${where} was migrated by a newer release than this hub (${store.unknownMigrations.join(', ')} unknown here): this hub may misread what newer hubs write; run the same release on every hub (README: Upgrading)`);
   }
+  const clock = await chooseHubClock({ clock: opts.clock, hostClock: opts.hostClock, databaseUrl: config.databaseUrl, databaseNow: store.databaseNow?.bind(store), log });
   let registry = opts.registry;
   try {
     registry ??= config.redisUrl

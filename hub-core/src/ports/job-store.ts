@@ -76,6 +76,8 @@ export interface StatsBucket {
 }
 
 export interface JobStore {
+  /** The database server's clock now, in ms since the epoch (a hub on Postgres keeps time by it). */
+  databaseNow?(): Promise<number>;
   /** Worker credentials, on the same database (one transaction can audit a reset). */
   readonly credentials: CredentialStore;
   /** The charts' samples and the queue by kind, on the same database. */

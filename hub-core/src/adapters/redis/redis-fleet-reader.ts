@@ -146,7 +146,7 @@ export class RedisFleetReader {
   private async collect(indexSize: number): Promise<WorkerSnapshot[]> {
     const out: WorkerSnapshot[] = [];
     const aged = new Set<string>();
-    const forgetBefore = Date.now() - this.forgetS * 1000;
+    const forgetBefore = this.clock.now() - this.forgetS * 1000;
     for (const [id, { snap }] of this.rows) {
       // A row outlives its hash (WORKER_FORGET_S expires keys, not hash fields): past that age,
       // forget the worker if its hash is gone (which drops the row too); the hash, if any, speaks.

@@ -29,6 +29,11 @@ export class SqlJobStore implements JobStore {
     this.workerRecord = new SqlWorkerRecord(db);
   }
 
+  async databaseNow(): Promise<number> {
+    const [row] = await this.db.query<{ ms: number | string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms', [], 'databaseNow');
+    return Number(row!.ms);
+  }
+
   async insertJob(job: NewJob): Promise<{ job: JobRow; created: boolean }> {
     const rows = await this.db.query<JobRow>(SQL.insertJob, [job.id, job.kind, json(job.spec), job.hubId, job.idempotencyKey, job.now], 'insertJob');
     return this.insertedOrExisting(rows, job);
