@@ -187,6 +187,32 @@ describe.skipIf(!requireServices(['postgres', 'redis']))('worker credentials (Po
     }
   });
 
+  it('pointed at a new address of the same fleet, it names the credential it holds and the cp that carries it over; after that cp it links under its id', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cred-'));
+    try {
+      const lanIp = nextLanIp();
+      const first = await startSimAgent(hub.url, 1, { token: WORKER_TOKEN, lanIp, dataDir });
+      await first.stop();
+      // The same hub under another name (as nginx in front of it would be): another origin.
+      const moved = hub.url.replace('127.0.0.1', 'localhost');
+      const refused = await startSimAgent(moved, 1, { token: WORKER_TOKEN, lanIp, dataDir }).then(
+        () => undefined,
+        (err: Error) => err.message,
+      );
+      const m = /this data dir holds its credential from (\S+) \(([^)]+)\)\. .* use that credential: cp (\S+) (\S+) and start the worker again/.exec(refused ?? '');
+      expect(m, refused).not.toBeNull();
+      expect(m![1]).toBe(new URL(hub.url).origin);
+      expect(m![3]).toBe(m![2]);
+      expect(fs.readdirSync(dataDir)).toHaveLength(1); // nothing written for the new address
+      fs.copyFileSync(m![3]!, m![4]!);
+      const again = await startSimAgent(moved, 1, { token: WORKER_TOKEN, lanIp, dataDir });
+      expect(again.workerId).toBe(first.workerId);
+      await again.stop();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('a data dir the agent cannot write stops it before it enrolls (naming --data-dir), so the next start with a good one enrolls', async () => {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cred-'));
     try {

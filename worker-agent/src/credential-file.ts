@@ -66,6 +66,32 @@ export class CredentialFile {
     return new Error(`cannot ${what} the worker's credential in ${path.dirname(this.path)} (--data-dir / PAPRIKA_DATA_DIR): ${code}; give the agent a directory it can ${what}`);
   }
 
+  /**
+   * Another file in this data dir holding `workerId`'s credential for another hub URL: the
+   * agent was pointed at a new address (nginx in front of its hub, say). Never used by itself:
+   * a hub of another fleet must not get the secret, nor a proof made with it.
+   */
+  sameWorkerElsewhere(workerId: string): { path: string; hub: string } | undefined {
+    const dir = path.dirname(this.path);
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return undefined;
+    }
+    for (const name of names) {
+      const other = path.join(dir, name);
+      if (other === this.path || !/^worker-[0-9a-f]{16}\.json$/.test(name)) continue;
+      try {
+        const c = JSON.parse(fs.readFileSync(other, 'utf8')) as Partial<WorkerCredentialFile>;
+        if (c.worker_id === workerId && typeof c.secret === 'string') return { path: other, hub: String(c.hub) };
+      } catch {
+        // unreadable or not a credential: not this worker's
+      }
+    }
+    return undefined;
+  }
+
   remove(): void {
     fs.rmSync(this.path, { force: true });
   }

@@ -13,6 +13,16 @@ export class CredentialRejectedError extends Error {
   }
 }
 
+/** Registration answered 409 worker_enrolled: the id has a credential this agent does not hold. */
+export class WorkerEnrolledError extends CredentialRejectedError {
+  constructor(
+    readonly workerId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export function resetHint(workerId: string): string {
   return `An operator must reset its credentials (console: the worker's "Reset credentials" button, or POST /admin/workers/${workerId}/reset-credentials with the admin token), then start this worker again.`;
 }
@@ -40,7 +50,14 @@ export async function obtainCredential(file: CredentialFile, o: EnrollOptions, o
   const stored = opts.renew ? undefined : file.load();
   if (stored) return stored;
   file.ensureWritable();
-  const c = await enroll(o);
+  const c = await enroll(o).catch((err: unknown) => {
+    const elsewhere = err instanceof WorkerEnrolledError ? file.sameWorkerElsewhere(err.workerId) : undefined;
+    if (!elsewhere) throw err;
+    throw new CredentialRejectedError(
+      `worker ${(err as WorkerEnrolledError).workerId} is already enrolled at ${o.hubUrl}, and this data dir holds its credential from ${elsewhere.hub} (${elsewhere.path}). ` +
+        `If ${o.hubUrl} reaches the same fleet (the same Postgres: another of its hubs, or nginx in front of them), use that credential: cp ${elsewhere.path} ${file.path} and start the worker again. Otherwise: ${resetHint((err as WorkerEnrolledError).workerId)}`,
+    );
+  });
   file.save({ hub: new URL(o.hubUrl).origin, worker_id: c.worker_id, secret: c.secret, lan_ip: o.lanIp, enrolled_at: new Date().toISOString() });
   o.log.info({ worker_id: c.worker_id, credential: file.path }, 'enrolled with the hub');
   return c;
@@ -60,7 +77,7 @@ export async function enroll(o: EnrollOptions): Promise<{ worker_id: string; sec
       if (res.ok && body.worker_id && body.secret) return { worker_id: body.worker_id, secret: body.secret };
       if (res.status === 409 && body.code === 'worker_enrolled') {
         const id = body.details?.worker_id ?? o.workerId ?? o.lanIp;
-        throw new CredentialRejectedError(`worker ${id} is already enrolled at ${o.hubUrl} with another secret (another agent on this host with the same --lan-ip and another --data-dir: give each agent its own --worker-id; or this machine's credential file is lost, or the id belongs to another machine). ${resetHint(id)}`);
+        throw new WorkerEnrolledError(id, `worker ${id} is already enrolled at ${o.hubUrl} with another secret (another agent on this host with the same --lan-ip and another --data-dir: give each agent its own --worker-id; or this machine's credential file is lost, or the id belongs to another machine). ${resetHint(id)}`);
       }
       if (res.status === 429) {
         waitMs = Math.min(MAX_RETRY_AFTER_MS, Math.max(waitMs, Number(res.headers.get('retry-after') ?? 1) * 1000));
