@@ -65,6 +65,10 @@ describe('authentication', () => {
     const job = await fetch(`${h.url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer('api-secret') }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) });
     expect(job.status).toBe(201);
     expect((await fetch(`${h.url}/admin/workers`, { headers: bearer('admin-secret') })).status).toBe(200);
+    // The scheme's case does not matter (RFC 9110); the token's does.
+    expect((await fetch(`${h.url}/admin/workers`, { headers: { authorization: 'bearer admin-secret' } })).status).toBe(200);
+    expect((await fetch(`${h.url}/admin/workers`, { headers: { authorization: 'BEARER admin-secret' } })).status).toBe(200);
+    expect((await fetch(`${h.url}/admin/workers`, { headers: { authorization: 'bearer ADMIN-SECRET' } })).status).toBe(401);
   });
 
   it('refuses worker links and the event stream without their tokens', async () => {

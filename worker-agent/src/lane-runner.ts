@@ -1,7 +1,7 @@
 // The agent's bookkeeping of its lanes: which job or session each holds, deadlines, cancels.
 // The lane implementations only run work; everything about "who holds what" lives here.
 import type { Logger } from 'pino';
-import { boundedError, type HubMessage, type LaneState, type WorkerMessageBody } from 'paprika/wire';
+import { boundedError, NO_SUCH_SESSION, type HubMessage, type LaneState, type WorkerMessageBody } from 'paprika/wire';
 import type { JobOutcome, Lane } from './lanes/lane.ts';
 import { capSessionReply } from './result-cap.ts';
 
@@ -14,7 +14,7 @@ const STOP_ABORT = 'worker_stopping';
 
 interface Slot {
   job?: { id: string; assignmentId: string; abort: AbortController; done: Promise<void> };
-  session?: { id: string; idleTimer: NodeJS.Timeout; idleS: number };
+  session?: { id: string; idleTimer: NodeJS.Timeout | undefined; idleS: number };
   /** A CDP client's browser (cdp/cdp-tunnel.ts); `close` ends it. */
   cdp?: { id: string; close: (reason: string) => void };
 }
@@ -105,9 +105,13 @@ export class LaneRunner {
       const lane = this.closing ? undefined : this.freeLane(msg.lane);
       if (lane === undefined) return reply(false, undefined, 'no free lane');
       const slot = this.slots[lane];
-      slot.session = { id: msg.session_id, idleS: msg.idle_timeout_s, idleTimer: this.idleTimer(lane, msg.session_id, msg.idle_timeout_s) };
+      // Held while it opens; idle only once open (an idle timer that fired mid-open freed the slot and then answered ok).
+      const session = { id: msg.session_id, idleS: msg.idle_timeout_s, idleTimer: undefined as NodeJS.Timeout | undefined };
+      slot.session = session;
       try {
         await this.lanes[lane].openSession(msg.session_id);
+        if (slot.session !== session) return reply(false, undefined, 'session ended while it opened');
+        session.idleTimer = this.idleTimer(lane, msg.session_id, msg.idle_timeout_s);
         return reply(true, { lane });
       } catch (err) {
         this.endSession(lane);
@@ -115,7 +119,7 @@ export class LaneRunner {
       }
     }
     const lane = this.slots.findIndex((s) => s.session?.id === msg.session_id);
-    if (lane < 0) return reply(false, undefined, 'no such session on this worker');
+    if (lane < 0) return reply(false, undefined, NO_SUCH_SESSION);
     if (msg.type === 'session_close') {
       await this.lanes[lane].closeSession().catch(() => {});
       this.endSession(lane);

@@ -29,7 +29,8 @@ const BEARER_PROTOCOL = 'bearer.';
 export function bearersOf(headers: IncomingHttpHeaders): string[] {
   const out: string[] = [];
   const h = headers.authorization;
-  if (h?.startsWith('Bearer ')) out.push(h.slice(7).trim());
+  // The scheme is case-insensitive (RFC 9110 § 11.1): `bearer …` is as good as `Bearer …`.
+  if (h && /^bearer /i.test(h)) out.push(h.slice(7).trim());
   if (headers.upgrade) {
     for (const p of String(headers['sec-websocket-protocol'] ?? '').split(',')) {
       const t = p.trim();

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SessionCommand } from '../wire/job-spec.ts';
 import { PaprikaError } from '../wire/errors.ts';
-import type { HubMessageBody } from '../wire/protocol.ts';
+import { NO_SUCH_SESSION, type HubMessageBody } from '../wire/protocol.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Registry } from '../ports/registry.ts';
 import type { HubEvents } from './hub-events.ts';
@@ -33,6 +33,12 @@ export class SessionService {
   private readonly pending = new Map<string, Pending>();
   /** session id → the link holding it */
   private readonly local = new Map<string, { link: WorkerLink; lane: number; idleS: number }>();
+  /**
+   * Sessions whose session_open is out, by the link it went to; `closed` once the worker said
+   * session_closed for it before its reply was taken (a tiny idle timeout: both frames can
+   * arrive in one read). Without it the lane stayed held here after the worker had freed it.
+   */
+  private readonly opening = new Map<string, { link: WorkerLink; closed: boolean }>();
 
   constructor(
     private readonly config: Config,
@@ -64,7 +70,15 @@ export class SessionService {
       const held = this.lanes.reserve({ kind: 'session', id: sessionId, assignmentId: null }, refused, 'session');
       if (held) {
         const { link, lane } = held;
-        const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS }));
+        const opening = { link, closed: false };
+        this.opening.set(sessionId, opening);
+        const reply = await this.request(link, (request_id) => ({ type: 'session_open', request_id, session_id: sessionId, lane, idle_timeout_s: idleS })).finally(() => this.opening.delete(sessionId));
+        if (reply.ok && opening.closed) {
+          // Opened and already ended by the worker: answered as opened (its commands get 404), lane freed.
+          this.lanes.release(link, sessionId);
+          this.events.workersChanged();
+          return { session_id: sessionId, worker_id: link.worker_id, hub_id: this.config.hubId, novnc_url: null, lane };
+        }
         if (!reply.ok) {
           this.lanes.release(link, sessionId);
           this.log.warn({ worker_id: link.worker_id, error: reply.error }, 'session_open refused');
@@ -87,6 +101,11 @@ export class SessionService {
     const s = this.local.get(sessionId);
     if (!s) throw new PaprikaError('not_found', { session_id: sessionId }, 'No such session');
     const reply = await this.request(s.link, (request_id) => ({ type: 'session_command', request_id, session_id: sessionId, command }));
+    if (!reply.ok && reply.error === NO_SUCH_SESSION && this.local.get(sessionId) === s) {
+      // The worker ended it (its session_closed may still be on the way): so does this hub.
+      this.forget(sessionId);
+      throw new PaprikaError('not_found', { session_id: sessionId }, 'Session ended');
+    }
     if (!reply.ok) throw new PaprikaError('bad_request', { session_id: sessionId, op: command.op }, reply.error ?? 'session command failed');
     void this.registry.setSessionOwner(sessionId, this.config.hubId, s.idleS * 2).catch(() => {});
     if (command.op === 'ping') return { pong: true, worker_id: s.link.worker_id, lane: s.lane, hub_id: this.config.hubId };
@@ -116,6 +135,8 @@ export class SessionService {
 
   /** The worker ended a session by itself (idle timeout, lane crash). */
   onClosed(link: WorkerLink, sessionId: string, reason: string): void {
+    const opening = this.opening.get(sessionId);
+    if (opening?.link === link) opening.closed = true;
     if (this.local.get(sessionId)?.link !== link) return;
     this.log.info({ session_id: sessionId, worker_id: link.worker_id, reason }, 'session closed by worker');
     this.forget(sessionId);

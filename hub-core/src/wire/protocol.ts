@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { FetchSpec, MacroSpec, MAX_MACRO_STEPS, SessionCommand, SleepSpec } from './job-spec.ts';
 import { issuesToDetails } from './errors.ts';
 
+/** A worker's session_reply error for a session it does not hold (ended by its idle timeout, say): the hub then forgets it too. */
+export const NO_SUCH_SESSION = 'no such session on this worker';
+
 export const PROTOCOL_VERSION = 1 as const;
 /** Largest frame either side accepts (screenshots travel inside job_result). */
 export const MAX_FRAME_BYTES = 32 * 1024 * 1024;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SessionCommand } from '../../wire/job-spec.ts';
 import { PaprikaError } from '../../wire/errors.ts';
 import type { PeerRouting } from '../../hub/peer-routing.ts';
+import type { ForwardResponse } from '../../hub/forwarder.ts';
 import { DEFAULT_SESSION_IDLE_S, type SessionService } from '../../hub/sessions.ts';
 import type { UrlGuard } from '../../hub/url-guard.ts';
 import { hopOf } from '../hop.ts';
@@ -32,18 +33,36 @@ export function sessionRoutes({ sessions, urls, peers }: SessionRouteDeps) {
       const body = parseOr400(OpenBody, req.body ?? undefined, 'session request');
       const idleS = body?.idle_timeout_s ?? DEFAULT_SESSION_IDLE_S;
       const hop = hopOf(req);
-      const send = ({ lane: _lane, ...out }: NonNullable<Awaited<ReturnType<typeof sessions.open>>>) => reply.status(201).send(out);
-      // A free lane here; else at once the peer with the most free lanes; only a full fleet waits ASSIGN_WAIT here.
-      const refused = new Set<string>();
-      const now = await sessions.open(idleS, undefined, { waitS: 0, refused });
-      if (now) return send(now);
-      const early = await peers.openSessionOnPeer(body ?? {}, hop);
-      if (early?.status === 201) return reply.status(201).headers(early.headers).send(early.body);
-      const waited = await sessions.open(idleS, undefined, { refused });
-      if (waited) return send(waited);
-      const res = await peers.openSessionOnPeer(body ?? {}, hop);
-      if (res) return reply.status(res.status).headers(res.headers).send(res.body);
-      throw new PaprikaError('no_free_lane', null, undefined, 2);
+      // A client that leaves before the answer never learns the session's id: nobody could use
+      // or end it, and its lane stayed held for idle_timeout_s (up to a day). So it is closed.
+      const gone = new AbortController();
+      const socket = req.raw.socket;
+      const onGone = () => gone.abort();
+      socket.once('close', onGone);
+      const send = async ({ lane: _lane, ...out }: NonNullable<Awaited<ReturnType<typeof sessions.open>>>) => {
+        if (gone.signal.aborted) await sessions.close(out.session_id).catch(() => false);
+        return reply.status(201).send(out);
+      };
+      const relay = async (res: ForwardResponse) => {
+        const id = (res.body as { session_id?: unknown } | null)?.session_id;
+        if (gone.signal.aborted && res.status === 201 && typeof id === 'string') await peers.toSessionOwner(id, hop, { method: 'DELETE', path: `/sessions/${id}`, body: undefined }).catch(() => undefined);
+        return reply.status(res.status).headers(res.headers).send(res.body);
+      };
+      try {
+        // A free lane here; else at once the peer with the most free lanes; only a full fleet waits ASSIGN_WAIT here.
+        const refused = new Set<string>();
+        const now = await sessions.open(idleS, gone.signal, { waitS: 0, refused });
+        if (now) return await send(now);
+        const early = await peers.openSessionOnPeer(body ?? {}, hop);
+        if (early?.status === 201) return await relay(early);
+        const waited = await sessions.open(idleS, gone.signal, { refused });
+        if (waited) return await send(waited);
+        const res = await peers.openSessionOnPeer(body ?? {}, hop);
+        if (res) return await relay(res);
+        throw new PaprikaError('no_free_lane', null, undefined, 2);
+      } finally {
+        socket.off('close', onGone);
+      }
     });
 
     app.post('/sessions/:id/commands', async (req, reply) => {
