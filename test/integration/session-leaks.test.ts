@@ -77,6 +77,15 @@ describe('session lanes', () => {
     const ping = await fetch(`${hub.url}/sessions/${session_id}/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"op":"ping"}' });
     expect(ping.status).toBe(404);
     expect(hub.hub.localLinks.get('w-early-close')?.in_flight).toBe(0);
+
+    // A heartbeat that lists the session keeps it; one whose lanes hold none frees it.
+    const beat = (sessionId: string | null, cpu: number) => link.ws.send(encode({ type: 'heartbeat', in_flight: sessionId ? 1 : 0, cpu_pct: cpu, mem_pct: 1, disk_pct: 5, lanes: [{ index: 0, view_url: null, busy: Boolean(sessionId), job_id: null, session_id: sessionId, cdp_id: null }] }));
+    const second = await json(await openSession(hub.url, {}));
+    beat(second.session_id, 42);
+    await waitFor('the heartbeat heard', async () => hub!.hub.localLinks.get('w-early-close')!.cpu_pct === 42);
+    expect(hub.hub.sessions.count).toBe(1);
+    beat(null, 43);
+    await waitFor('the lane freed by the heartbeat', async () => hub!.hub.localLinks.get('w-early-close')?.in_flight === 0 && hub!.hub.sessions.count === 0);
     link.ws.close();
   });
 

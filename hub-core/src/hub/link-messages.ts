@@ -26,6 +26,7 @@ export class LinkMessages {
         const diskOk = () => link.ready && link.disk_pct < this.d.config.diskMaxPct;
         const before = diskOk();
         link.report(msg);
+        this.d.sessions.onHeartbeat(link, msg.lanes);
         this.d.recycles.report(link.worker_id, msg.lane_recycles);
         // Heard on the worker's current link: this hub is its owner now (a stale link's queued heartbeat is not).
         this.d.publisher.mark(link, this.d.localLinks.get(link.worker_id) === link);

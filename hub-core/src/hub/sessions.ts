@@ -142,6 +142,23 @@ export class SessionService {
     this.forget(sessionId);
   }
 
+  /**
+   * A heartbeat lists what each lane holds. A session this hub holds on that link that no lane
+   * lists has ended on the worker (a session_closed lost, or never sent): freed here too. Frames
+   * keep their order on a link, and a worker lists a session from before its open reply, so a
+   * heartbeat never misses a session that is still open. (A worker that lists no session ids
+   * at all, an older agent, is left alone.)
+   */
+  onHeartbeat(link: WorkerLink, lanes: ReadonlyArray<{ session_id?: string | null }>): void {
+    if (this.local.size === 0 || lanes.some((l) => l.session_id === undefined)) return;
+    const listed = new Set(lanes.map((l) => l.session_id));
+    for (const [id, s] of this.local) {
+      if (s.link !== link || listed.has(id)) continue;
+      this.log.warn({ session_id: id, worker_id: link.worker_id }, "session missing from its worker's heartbeat; its lane freed");
+      this.forget(id);
+    }
+  }
+
   /** The link dropped: its sessions are gone with it, and pending requests fail now. */
   onLinkClosed(link: WorkerLink): void {
     for (const [id, p] of this.pending) {
