@@ -84,7 +84,7 @@ export const OP_NOTES: Record<string, { does: string; fields: Record<string, Fie
     fields: { name: { meaning: 'asset name, stored as `NAME.png`', default: '`screenshot-N` (N: the step number, from 1)' }, full_page: { meaning: '`true` captures the whole page, not only the viewport (at most 16 megapixels, e.g. 1280 x 12,500 px; a larger page fails the step naming its size: Chrome encodes the PNG on its browser process, which answers nothing else meanwhile)', default: '`false`' } },
   },
   eval: {
-    does: 'evaluate a JavaScript expression in the page; its value must be JSON-serialisable (`undefined` → `null`)',
+    does: 'evaluate a JavaScript expression in the page (statements allowed, a promise awaited); its value is what `JSON.stringify` makes of it there (`undefined` → `null`, a `Date` → its ISO text); a value it cannot write (a cycle, nesting too deep) fails the step, naming why',
     fields: { expression: { meaning: 'the expression' }, name: { meaning: 'key in `result.values` for the value', default: 'value not kept' } },
   },
   ping: {

@@ -106,6 +106,19 @@ describe.skipIf(!haveChrome && process.env.CI !== 'true').each([
     expect(out.assets?.map((a) => a.name)).toEqual(['screenshot-7.png']);
   });
 
+  it("an eval value JSON cannot write fails the job naming why (it succeeded with null); statements, promises and undefined still work", async () => {
+    const run = (expression: string) => pool.lanes[1].runJob({ kind: 'macro', spec: { steps: [{ op: 'goto', url: `${base}/form` }, { op: 'eval', expression, name: 'v' }] } }, ctx());
+    for (const expression of ['(() => { const a = {}; a.self = a; return a; })()', '(() => { let a = []; for (let i = 0; i < 20000; i++) a = [a]; return a; })()']) {
+      const out = await run(expression);
+      expect(out.status).toBe('failed');
+      expect(out.error).toMatch(/^step 2 \(eval\): the expression's value is not JSON-serialisable: .*(circular|Maximum call stack)/);
+    }
+    expect((await run('const x = 2; x * 21')).result).toEqual({ values: { v: 42 }, steps: 2 });
+    expect((await run('new Promise((r) => setTimeout(() => r({ late: true }), 10))')).result).toEqual({ values: { v: { late: true } }, steps: 2 });
+    expect((await run('undefined')).result).toEqual({ values: { v: null }, steps: 2 });
+    expect((await run('new Date(0)')).result).toEqual({ values: { v: '1970-01-01T00:00:00.000Z' }, steps: 2 });
+  });
+
   it("a page's WebRTC sends no UDP around the lane's proxy: no STUN packet arrives, no candidate is gathered", async () => {
     // Chrome ignored the flag the lanes had (--force-webrtc-ip-handling-policy): a job's page
     // sent STUN straight to any address, and read the answer back, past every egress rule.

@@ -43,10 +43,8 @@ export async function runStep(work: PageWork, step: MacroStep, stepNumber: numbe
       const bytes = step.full_page ? await fullPageShot(page) : await page.screenshot({ type: 'png' });
       return { asset: pngAsset(`${step.name ?? `screenshot-${stepNumber}`}.png`, bytes) };
     }
-    case 'eval': {
-      const value: unknown = await page.evaluate(step.expression);
-      return { name: step.name, ...jsonValue(value) };
-    }
+    case 'eval':
+      return { name: step.name, ...jsonValue(await pageJson(page, step.expression)) };
   }
 }
 
@@ -100,6 +98,28 @@ async function extractValue(page: PageWork['page'], step: ExtractStep): Promise<
 }
 
 /** Results travel as JSON: undefined becomes null, functions and cycles are refused clearly. */
+/**
+ * The expression's value as JSON.stringify makes it in the page. Taken by value instead, a value
+ * CDP cannot copy (a cycle, arrays nested thousands deep) came back as undefined, and the job
+ * succeeded with `null` (outside probe); now it fails naming why.
+ */
+async function pageJson(page: PageWork['page'], expression: string): Promise<unknown> {
+  const handle = await page.evaluateHandle(expression);
+  try {
+    const [ok, text] = await handle.evaluate((v: unknown): [boolean, string | null] => {
+      try {
+        return [true, JSON.stringify(v) ?? null];
+      } catch (err) {
+        return [false, String(err)];
+      }
+    });
+    if (!ok) throw new Error(`the expression's value is not JSON-serialisable: ${text}`);
+    return text === null ? undefined : (JSON.parse(text) as unknown);
+  } finally {
+    await handle.dispose().catch(() => {});
+  }
+}
+
 function jsonValue(value: unknown): { value: unknown; bytes: number } {
   if (value === undefined) return { value: null, bytes: 4 };
   let json: string;
