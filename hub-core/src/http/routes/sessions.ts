@@ -53,10 +53,13 @@ export function sessionRoutes({ sessions, urls, peers }: SessionRouteDeps) {
         const refused = new Set<string>();
         const now = await sessions.open(idleS, gone.signal, { waitS: 0, refused });
         if (now) return await send(now);
+        // Gone already: no session is opened on a peer for nobody.
+        if (gone.signal.aborted) throw new PaprikaError('no_free_lane', null, 'the client left before a lane was found');
         const early = await peers.openSessionOnPeer(body ?? {}, hop);
         if (early?.status === 201) return await relay(early);
         const waited = await sessions.open(idleS, gone.signal, { refused });
         if (waited) return await send(waited);
+        if (gone.signal.aborted) throw new PaprikaError('no_free_lane', null, 'the client left before a lane was found');
         const res = await peers.openSessionOnPeer(body ?? {}, hop);
         if (res) return await relay(res);
         throw new PaprikaError('no_free_lane', null, undefined, 2);
