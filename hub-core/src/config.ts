@@ -118,7 +118,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   const workerToken = stringVar(env, 'PAPRIKA_WORKER_TOKEN');
   const peerToken = stringVar(env, 'PAPRIKA_PEER_TOKEN');
   const anyToken = Boolean(apiToken || adminToken || workerToken || peerToken);
-  const bind = stringVar(env, 'PAPRIKA_BIND') ?? (anyToken ? '0.0.0.0' : '127.0.0.1');
+  const bindSet = stringVar(env, 'PAPRIKA_BIND');
+  const bind = bindSet ?? (anyToken ? '0.0.0.0' : '127.0.0.1');
   // An address, not a name: a typo (localhst) read as "a non-loopback name" gave a message about tokens.
   if (net.isIP(bind.replace(/^\[|\]$/g, '')) === 0 && bind !== 'localhost') {
     throw new ConfigError('PAPRIKA_BIND', `expects an IP address to listen on (127.0.0.1, 0.0.0.0, ::, or one of this host's addresses) or localhost, got ${JSON.stringify(bind)}`);
@@ -130,7 +131,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   if (unset.length > 0 && !isLoopbackBind(bind) && !insecure) {
     throw new ConfigError(
       'PAPRIKA_BIND',
-      `refusing to listen on ${bind} while ${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} unset (those routes would be open to the network). ` +
+      `refusing to listen on ${bind}${bindSet ? '' : ' (the default once any token is set)'} while ${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} unset (those routes would be open to the network). ` +
         'Set the missing token(s), or PAPRIKA_BIND=127.0.0.1 to stay on this machine, or PAPRIKA_INSECURE=1 to run open on purpose.',
     );
   }

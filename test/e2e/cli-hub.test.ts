@@ -169,3 +169,55 @@ describe('paprika demo', () => {
     expect(demo.output()).toMatch(/PAPRIKA_MAX_RESULT_BYTES: expected a whole number/);
   });
 });
+
+describe('paprika hub on a data directory or port another process holds', () => {
+  it('a second hub on the same embedded database is refused, naming PAPRIKA_DATA_DIR and the holder; a killed hub does not keep the next one out, and its jobs are there', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    const env = { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '', PAPRIKA_LOG_LEVEL: 'info' };
+    const first = run(['hub', '--port', '0'], env);
+    let third: ReturnType<typeof run> | undefined;
+    try {
+      const [, url] = await waitFor('first hub listening', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.output()) ?? undefined, 30_000, 50);
+      const posted = await fetch(`${url}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'sleep', spec: { ms: 1 } }) });
+      expect(posted.status).toBe(201);
+      const jobId = (await posted.json()).id;
+
+      // Before the lock, this hub opened the same PGlite directory and a job posted to it was lost.
+      const second = run(['hub', '--port', '0'], env);
+      expect(await second.exited).toBe(2);
+      expect(second.output()).toMatch(new RegExp(`PAPRIKA_DATA_DIR: ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: another hub uses this embedded database \\(pid ${first.child.pid}, since `));
+      expect(second.output()).not.toMatch(/listening on/);
+      expect((await fetch(`${url}/jobs/${jobId}`)).status).toBe(200); // the first hub never noticed
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      expect(fs.existsSync(path.join(dataDir, 'db.lock'))).toBe(true); // left behind by the kill
+      third = run(['hub', '--port', '0'], env);
+      const [, url3] = await waitFor('third hub listening', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(third!.output()) ?? undefined, 30_000, 50);
+      expect((await fetch(`${url3}/jobs/${jobId}`).then(json)).id).toBe(jobId);
+      third.child.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
+      expect(fs.existsSync(path.join(dataDir, 'db.lock'))).toBe(false); // a graceful stop gives it back
+    } finally {
+      first.child.kill('SIGKILL');
+      third?.child.kill('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a port another process listens on: exits 2 naming PAPRIKA_PORT and --port, and leaves the data directory unlocked', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as net.AddressInfo).port;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
+    try {
+      const hub = run(['hub', '--port', String(port)], { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '' });
+      expect(await hub.exited).toBe(2);
+      expect(hub.output()).toMatch(new RegExp(`PAPRIKA_PORT: port ${port} on 127\\.0\\.0\\.1 is already taken by another process .*--port N or PAPRIKA_PORT`));
+      expect(fs.existsSync(path.join(dataDir, 'db.lock'))).toBe(false);
+    } finally {
+      await new Promise<void>((r) => taken.close(() => r()));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

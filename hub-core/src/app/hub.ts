@@ -9,6 +9,7 @@ import { openGroups } from '../http/auth.ts';
 import { MemoryRegistry } from '../adapters/memory/memory-registry.ts';
 import { RedisRegistry } from '../adapters/redis/redis-registry.ts';
 import { openJobStore, SqlJobStore } from '../adapters/sql/sql-job-store.ts';
+import { DataDirInUseError } from '../adapters/sql/data-dir-lock.ts';
 import { freePort } from '../http/free-port.ts';
 import { buildHttpServer, type HttpDeps, type HttpServer } from '../http/server.ts';
 import { assetRetentionLoop } from '../loops/asset-retention-loop.ts';
@@ -269,6 +270,7 @@ export async function startHub(opts: StartHubOptions = {}): Promise<Hub> {
     opts.store ??
     (await openJobStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db') }).catch((err) => {
       if (config.databaseUrl) throw serviceError('DATABASE_URL', 'Postgres', config.databaseUrl, err);
+      if (err instanceof DataDirInUseError) throw new ConfigError('PAPRIKA_DATA_DIR', `${config.dataDir}: ${err.message}`);
       // A system call on the embedded database's directory failed: say which variable chose it.
       throw (err as NodeJS.ErrnoException).syscall ? new ConfigError('PAPRIKA_DATA_DIR', `cannot use ${config.dataDir} for the embedded database: ${(err as Error).message}`) : err;
     }));

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { PaprikaError } from '../wire/errors.ts';
 import { FORWARDED_HEADER } from '../hub/forwarder.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -183,7 +183,13 @@ export async function buildHttpServer(deps: HttpDeps): Promise<HttpServer> {
   await app.register(cdpRoutes(deps.cdp, cdpWss));
   routeUpgradesThroughFastify(app);
 
-  await app.listen({ port: config.port, host: config.bind });
+  await app.listen({ port: config.port, host: config.bind }).catch((err: NodeJS.ErrnoException) => {
+    // Say which setting chose the port: Node's own text ("listen EADDRINUSE … :8080") names neither.
+    if (err.code === 'EADDRINUSE') throw new ConfigError('PAPRIKA_PORT', `port ${config.port} on ${config.bind} is already taken by another process (another hub or demo?); choose another with --port N or PAPRIKA_PORT`);
+    if (err.code === 'EACCES') throw new ConfigError('PAPRIKA_PORT', `not allowed to listen on port ${config.port} on ${config.bind} (ports below 1024 need privileges); choose another with --port N or PAPRIKA_PORT`);
+    if (err.code === 'EADDRNOTAVAIL') throw new ConfigError('PAPRIKA_BIND', `${config.bind} is not an address of this host`);
+    throw err;
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind;

@@ -83,7 +83,10 @@ describe('loadConfig', () => {
     expect(attempt).toThrow(/PAPRIKA_API_TOKEN, PAPRIKA_WORKER_TOKEN, PAPRIKA_PEER_TOKEN/);
     expect(attempt).toThrow(/PAPRIKA_INSECURE=1/);
     expect(attempt).toThrow(/PAPRIKA_BIND=127\.0\.0\.1/);
+    // Setting one token moved the default bind: the message says so (it read as if 0.0.0.0 had been asked for).
+    expect(attempt).toThrow(/listen on 0\.0\.0\.0 \(the default once any token is set\)/);
     expect(() => loadConfig({ PAPRIKA_BIND: '0.0.0.0' })).toThrow(/PAPRIKA_ADMIN_TOKEN/);
+    expect(() => loadConfig({ PAPRIKA_BIND: '0.0.0.0' })).not.toThrow(/the default/);
     expect(loadConfig({ PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_BIND: '127.0.0.1' }).bind).toBe('127.0.0.1');
     const insecure = loadConfig({ PAPRIKA_ADMIN_TOKEN: 'a', PAPRIKA_INSECURE: '1' });
     expect(insecure.bind).toBe('0.0.0.0');

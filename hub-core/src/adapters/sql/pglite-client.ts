@@ -5,6 +5,7 @@ import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { SqlClient } from './sql-client.ts';
 import { makeDirs } from '../../wire/files.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 
 /**
  * PGlite's own start parameters plus a small buffer cache. Its default (Postgres's 128 MB
@@ -65,12 +66,20 @@ function baselineWasmOnly(): void {
 /** Embedded Postgres in `dir` (or in memory when dir is undefined): the default without DATABASE_URL. */
 export async function pgliteClient(dir: string | undefined): Promise<SqlClient> {
   baselineWasmOnly();
-  if (dir) {
-    makeDirs(dir);
-    await initDataDir(dir);
+  let lock: DataDirLock | undefined;
+  let db: PGlite;
+  try {
+    if (dir) {
+      makeDirs(dir);
+      lock = lockDataDir(`${dir}.lock`);
+      await initDataDir(dir);
+    }
+    db = new PGlite(dir, { startParams: START_PARAMS });
+    await db.waitReady;
+  } catch (err) {
+    lock?.release();
+    throw err;
   }
-  const db = new PGlite(dir, { startParams: START_PARAMS });
-  await db.waitReady;
   return {
     kind: 'pglite',
     async query(text, params) {
@@ -88,7 +97,11 @@ export async function pgliteClient(dir: string | undefined): Promise<SqlClient> 
       );
     },
     async close() {
-      await db.close();
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }
