@@ -59,7 +59,7 @@ export interface CdpUpstream {
 export interface CdpDeps {
   config: Config;
   lanes: LaneBook;
-  forwarder: Pick<Forwarder, 'bestPeer'>;
+  forwarder: Pick<Forwarder, 'bestPeer' | 'peerRefused'>;
   clock: Clock;
   log: Logger;
   metrics: HubMetrics;
@@ -94,12 +94,14 @@ export class CdpService {
   async place(limits: CdpLimits, o: { forwarded: boolean; waitS: number; signal: AbortSignal }): Promise<CdpUpstream> {
     const until = this.d.clock.now() + o.waitS * 1000;
     const refused = new Set<string>();
+    let peerError: PaprikaError | undefined;
     for (;;) {
       const local = await this.placeLocal(limits, refused);
       if (local) return local;
       if (!o.forwarded) {
         const peer = await this.placeOnPeer(limits).catch((err: unknown) => {
-          this.d.log.warn({ err: String(err) }, 'CDP placement on a peer failed');
+          if (err instanceof PaprikaError) peerError = err;
+          else this.d.log.warn({ err: String(err) }, 'CDP placement on a peer failed');
           return undefined;
         });
         if (peer) return peer;
@@ -109,7 +111,9 @@ export class CdpService {
       // A local release wakes us at once; a peer's free lane shows in the fleet view, read again within a second.
       await this.d.lanes.waitForLane(Math.min(left, 1000), o.signal);
     }
-    this.d.metrics.cdpRefused.inc({ reason: o.signal.aborted ? 'client_gone' : 'no_free_lane' });
+    this.d.metrics.cdpRefused.inc({ reason: o.signal.aborted ? 'client_gone' : peerError ? 'peer_refused' : 'no_free_lane' });
+    // A peer with free lanes refused this hub's token: that, not "no free lane", is what to fix.
+    if (peerError) throw peerError;
     throw new PaprikaError('no_free_cdp_lane', { waited_s: o.waitS }, undefined, Math.max(1, Math.ceil(this.d.config.assignWaitS)));
   }
 
@@ -217,16 +221,17 @@ export class CdpService {
     const headers: Record<string, string> = { [FORWARDED_HEADER]: this.d.config.hubId };
     if (this.d.config.peerToken) headers.authorization = `Bearer ${this.d.config.peerToken}`;
     const ws = new WebSocket(url, { headers, perMessageDeflate: false, maxPayload: CDP_MAX_FRAME_BYTES, handshakeTimeout: this.d.config.forwardTimeoutS * 1000 });
-    const ok = await new Promise<boolean>((resolve) => {
+    const ok = await new Promise<boolean | number>((resolve) => {
       ws.once('open', () => resolve(true));
       ws.once('unexpected-response', (_req, res) => {
         res.resume();
-        resolve(false);
+        resolve(res.statusCode ?? false);
       });
       ws.once('error', () => resolve(false));
     });
-    if (!ok) {
+    if (ok !== true) {
       ws.terminate();
+      if (ok === 401) throw this.d.forwarder.peerRefused('cdp', peer.url);
       return undefined;
     }
     return { ws, via: 'peer', where: { hub_url: peer.url }, end: () => {} };

@@ -25,7 +25,12 @@ export interface ForwardResponse {
   headers: Record<string, string>;
 }
 
+/** How often the refusal of one peer is logged again while it lasts. */
+const REFUSAL_LOG_EVERY_MS = 60_000;
+
 export class Forwarder {
+  private readonly refusalLogged = new Map<string, number>();
+
   constructor(
     private readonly config: Config,
     private readonly registry: Registry,
@@ -70,11 +75,16 @@ export class Forwarder {
       });
       const text = await res.text();
       this.metrics.forwards.inc({ route, outcome: String(res.status) });
+      // This hub let the caller in, so a peer's 401 is never the caller's fault: the hubs disagree
+      // on their tokens. Passed through, it told a client its own PAPRIKA_API_TOKEN was wrong,
+      // and a drain answered 200 "applied by nobody" (outside probe); say what is wrong, and where.
+      if (res.status === 401) throw this.peerRefused(route, hubUrl);
       const out: Record<string, string> = {};
       const retryAfter = res.headers.get('retry-after');
       if (retryAfter) out['retry-after'] = retryAfter;
       return { status: res.status, body: text ? JSON.parse(text) : null, headers: out };
     } catch (err) {
+      if (err instanceof PaprikaError) throw err;
       const timedOut = err instanceof Error && err.name === 'TimeoutError';
       this.metrics.forwards.inc({ route, outcome: timedOut ? 'timeout' : 'error' });
       this.log.warn({ route, hub_url: hubUrl, err: String(err) }, 'forward to peer hub failed');
@@ -82,5 +92,19 @@ export class Forwarder {
     } finally {
       this.metrics.forwardSeconds.observe((performance.now() - started) / 1000);
     }
+  }
+
+  /** A peer answered 401 to this hub (a forward, or a CDP upgrade): logged once a minute per peer; the error to answer with. */
+  peerRefused(route: string, hubUrl: string): PaprikaError {
+    const why = this.config.peerToken
+      ? `refused this hub's PAPRIKA_PEER_TOKEN: every hub needs the same PAPRIKA_PEER_TOKEN`
+      : `refused this hub's forward: it has a PAPRIKA_PEER_TOKEN and this hub has none (or their other tokens differ); every hub needs the same PAPRIKA_PEER_TOKEN`;
+    const now = this.clock.now();
+    const last = this.refusalLogged.get(hubUrl);
+    if (last === undefined || now - last >= REFUSAL_LOG_EVERY_MS) {
+      this.refusalLogged.set(hubUrl, now);
+      this.log.error({ route, hub_url: hubUrl }, `peer hub ${hubUrl} ${why}; requests, jobs and sessions it should take stay here or fail until the tokens match`);
+    }
+    return new PaprikaError('peer_refused', { hub_url: hubUrl, token: 'PAPRIKA_PEER_TOKEN' }, `The peer hub at ${hubUrl} ${why}`);
   }
 }

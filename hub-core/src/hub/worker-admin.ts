@@ -46,7 +46,11 @@ export class WorkerAdmin {
     if (!(await this.d.links.pushStatus(workerId, status)) && !hop.forwarded) {
       const url = await this.d.peers.workerOwnerUrl(workerId);
       if (url) {
-        const res = await this.d.forwarder.forward('admin.workers', url, 'PATCH', `/admin/workers/${workerId}`, { status }, hop.auth);
+        const res = await this.d.forwarder.forward('admin.workers', url, 'PATCH', `/admin/workers/${workerId}`, { status }, hop.auth).catch((err: unknown) => {
+          // Stored, but the worker was not told: not a 200 "applied by nobody" (that means offline).
+          if (err instanceof PaprikaError) throw new PaprikaError(err.code, { ...(err.details as object), worker_id: workerId, status, stored: true, applied_by: 'nobody' }, `${err.message}. The status is stored; the worker, linked to that hub, applies it at its next link`, err.retryAfterS);
+          throw err;
+        });
         if (res.status === 200) return { kind: 'forwarded', body: res.body };
       }
       appliedBy = 'nobody'; // offline: the stored status applies when it links

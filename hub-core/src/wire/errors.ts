@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   misdirected: { status: 421, message: 'This hub does not answer for that Host' },
   upgrade_required: { status: 426, message: 'This route is a WebSocket' },
   bad_gateway: { status: 502, message: 'The owning hub did not answer' },
+  peer_refused: { status: 502, message: "A peer hub refused this hub's credentials: every hub needs the same PAPRIKA_PEER_TOKEN" },
   queue_full: { status: 503, message: 'Too many queued jobs; retry later' },
   shutting_down: { status: 503, message: 'This hub is shutting down; retry on another hub' },
   database_unavailable: { status: 503, message: 'The job database is unreachable; retry later' },

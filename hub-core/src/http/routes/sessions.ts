@@ -55,7 +55,9 @@ export function sessionRoutes({ sessions, urls, peers }: SessionRouteDeps) {
         if (now) return await send(now);
         // Gone already: no session is opened on a peer for nobody.
         if (gone.signal.aborted) throw new PaprikaError('no_free_lane', null, 'the client left before a lane was found');
-        const early = await peers.openSessionOnPeer(body ?? {}, hop);
+        // A peer that failed (down, or refusing this hub's PAPRIKA_PEER_TOKEN) does not end the
+        // wait for a lane here; the last try below answers with its error if it fails again.
+        const early = await peers.openSessionOnPeer(body ?? {}, hop).catch(() => undefined);
         if (early?.status === 201) return await relay(early);
         const waited = await sessions.open(idleS, gone.signal, { refused });
         if (waited) return await send(waited);
