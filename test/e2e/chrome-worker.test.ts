@@ -3,6 +3,8 @@
 // fails its job clearly and the lane comes back; --single-chrome is picked too.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,5 +116,42 @@ describe.skipIf(!hasChrome && process.env.CI !== 'true')('paprika worker with Ch
     const job = await done((await post({ kind: 'fetch', spec: { url: `${siteUrl}/` } })).id);
     expect(job.status).toBe('succeeded');
     expect(job.worker_id).toBe('w321');
+  });
+});
+
+describe.skipIf(!hasChrome && process.env.CI !== 'true')('Chrome profiles of a worker that was killed', () => {
+  // A worker SIGKILLed (or stopped by a second Ctrl-C) while it retried its registration:
+  // its Chromes see their pipe close, exit cleanly and remove their own lock, so the profiles
+  // were left in the temp folder for good (outside probe). The next start removes them.
+  it("the next worker on the host removes them; the worker's own stop leaves none", async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-tmpdir-'));
+    const env = { TMPDIR: tmp, PAPRIKA_DATA_DIR: path.join(tmp, 'data') };
+    const args = ['--hub', 'http://127.0.0.1:1', '--lanes', '2', '--lan-ip', '127.0.33.1', '--chrome', CHROMIUM];
+    const profiles = () => fs.readdirSync(tmp).filter((n) => n.startsWith('paprika-lane-'));
+    const first = spawnWorker(args, env);
+    let second: WorkerProcess | undefined;
+    try {
+      await waitFor('two lanes started', async () => (first.output().match(/"msg":"chrome started"/g) ?? []).length === 2, 60_000, 100);
+      await waitFor('retrying its registration', async () => /hub unreachable for registration/.test(first.output()), 30_000, 100);
+      await first.kill('SIGKILL');
+      const left = profiles();
+      expect(left).toHaveLength(2);
+      // Their Chromes exit on their own once the pipe is gone, taking Chrome's lock along.
+      await waitFor("Chrome's locks gone", async () => left.every((p) => !fs.existsSync(path.join(tmp, p, 'SingletonLock'))), 30_000, 100);
+      second = spawnWorker(args, env);
+      await waitFor('the next worker started its lanes', async () => (second!.output().match(/"msg":"chrome started"/g) ?? []).length === 2, 60_000, 100);
+      expect(second.output()).toMatch(/"removed":2,"msg":"removed Chrome profiles left by a worker that was killed"/);
+      expect(profiles().filter((p) => left.includes(p))).toEqual([]);
+      expect(profiles()).toHaveLength(2); // its own
+      // SIGTERM while it retries its registration: the stop ends the lanes first, and exits 0.
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+      expect(profiles(), second.output().slice(-1500)).toEqual([]);
+      expect(second.output()).not.toMatch(/agent stopped/);
+    } finally {
+      await first.kill('SIGKILL');
+      await second?.kill('SIGKILL');
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -425,7 +425,19 @@ export class WorkerAgent {
    * (up to graceMs, then they are aborted), their results reach a hub (re-linking if the link
    * drops meanwhile, up to 5 s more), then a goodbye and the link closes.
    */
-  async stop(graceMs = 0): Promise<void> {
+  /**
+   * Finish running jobs within graceMs, say goodbye, end the lanes. A second call while the
+   * first runs waits for it (a start that gave up and a signal both stop the agent; the second
+   * used to return before the lanes ended, and the process exited with their profiles left).
+   */
+  stop(graceMs = 0): Promise<void> {
+    this.stopping ??= this.stopOnce(graceMs);
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async stopOnce(graceMs: number): Promise<void> {
     await this.runner.drain(graceMs);
     const until = Date.now() + Math.min(graceMs, 5000);
     while (this.outbox.size > 0 && !this.stopped && Date.now() < until) await new Promise((r) => setTimeout(r, 20));

@@ -158,18 +158,22 @@ export async function runWorker(argv: string[], env: Record<string, string | und
       void agent.stop(0).catch(() => {}).then(stopExtras).finally(() => process.exit(1));
     },
   });
-  const shutdown = async (signal: string) => {
+  let shuttingDown: Promise<never> | undefined;
+  const shutdown = async (signal: string): Promise<never> => {
     log.info({ signal }, 'stopping: finishing running jobs');
     await agent.stop(30_000).catch(() => {});
     await stopExtras();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void (shuttingDown = shutdown('SIGTERM')));
+  process.once('SIGINT', () => void (shuttingDown = shutdown('SIGINT')));
   try {
     await agent.start();
   } catch (err) {
-    // Refused enrollment (or stopped): leave no Chrome behind.
+    // A signal stopped the start (registration still retrying): that stop ends the lanes and
+    // exits 0. Throwing here exited 1 ("agent stopped") before the lanes were down.
+    if (shuttingDown) await shuttingDown;
+    // Refused enrollment: leave no Chrome behind.
     await agent.stop(0).catch(() => {});
     await stopExtras();
     throw err;

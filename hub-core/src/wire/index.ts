@@ -7,6 +7,7 @@ export * from './errors.ts';
 export * from './job-spec.ts';
 export * from './json.ts';
 export * from './files.ts';
+export * from './process-holder.ts';
 export * from './protocol.ts';
 export * from './random.ts';
 export * from './turn-writes.ts';

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
 import { CDP_CHROME_ARGS, proxyArgs } from '../chrome/chrome-process.ts';
+import { makeProfile } from '../chrome/stale-profiles.ts';
 
 export interface CdpBrowserOptions {
   chromePath: string;
@@ -57,7 +58,7 @@ export class CdpBrowser {
   }
 
   static async launch(o: CdpBrowserOptions, onMessage: (text: string) => void): Promise<CdpBrowser> {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-cdp-'));
+    const dir = await makeProfile('paprika-cdp-');
     // A download the page starts by itself (no Browser.setDownloadBehavior) lands in the profile too.
     await fs.mkdir(path.join(dir, 'Default'), { recursive: true });
     await fs.writeFile(path.join(dir, 'Default', 'Preferences'), JSON.stringify({ download: { default_directory: downloadDirOf(dir), prompt_for_download: false }, savefile: { default_directory: downloadDirOf(dir) } }));

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { makeProfile } from './stale-profiles.ts';
 
 /**
  * WebRTC may not send UDP around the egress proxy (which carries TCP only): no STUN, no UDP
@@ -71,7 +72,7 @@ export function proxyArgs(proxyPort: number): string[] {
 }
 
 export async function launchChrome(executablePath: string, o: { launchTimeoutMs?: number; proxyPort?: number } = {}): Promise<RunningChrome> {
-  const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'paprika-lane-'));
+  const userDataDir = await makeProfile('paprika-lane-');
   let browser: Browser;
   try {
     browser = await puppeteer.launch({

@@ -7,14 +7,7 @@
 // left by a hub that was killed is recognised as stale even when its pid has been reused.
 import fs from 'node:fs';
 import os from 'node:os';
-
-interface Holder {
-  host: string;
-  pid: number;
-  /** /proc/<pid>/stat field 22 (clock ticks after boot), where /proc exists. */
-  start?: string;
-  since: string;
-}
+import { holderAlive, readHolder, thisProcess, type ProcessHolder as Holder } from '../../wire/process-holder.ts';
 
 /** The directory is held by another live hub (or by another host, where liveness cannot be told). */
 export class DataDirInUseError extends Error {
@@ -28,51 +21,13 @@ export class DataDirInUseError extends Error {
   }
 }
 
-function startTime(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count from its last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(holder: Holder): boolean {
-  if (holder.host !== os.hostname()) return true; // cannot tell: assume it runs
-  try {
-    process.kill(holder.pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  // The pid runs; on Linux, is it still the process that took the lock?
-  const now = startTime(holder.pid);
-  return !(holder.start && now && now !== holder.start);
-}
-
-function readHolder(file: string): Holder | undefined | 'gone' {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
-    throw err;
-  }
-  try {
-    const h = JSON.parse(text) as Holder;
-    return typeof h.host === 'string' && Number.isInteger(h.pid) ? h : undefined;
-  } catch {
-    return undefined; // half-written by a holder that was killed mid-write, or not ours
-  }
-}
-
 export interface DataDirLock {
   release(): void;
 }
 
 /** Takes `lockFile` for this process; throws DataDirInUseError when a live hub holds it. */
 export function lockDataDir(lockFile: string): DataDirLock {
-  const me: Holder = { host: os.hostname(), pid: process.pid, start: startTime(process.pid), since: new Date().toISOString() };
+  const me = thisProcess();
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       fs.writeFileSync(lockFile, JSON.stringify(me), { flag: 'wx', mode: 0o600 });
@@ -91,7 +46,7 @@ export function lockDataDir(lockFile: string): DataDirLock {
     // An unreadable lock: written by a hub killed between open and write (a few bytes of window),
     // so it is stale only once old enough that no live hub could still be writing it.
     if (holder === undefined && Date.now() - (fs.statSync(lockFile, { throwIfNoEntry: false })?.mtimeMs ?? 0) < 10_000) throw new DataDirInUseError(lockFile, undefined);
-    if (holder !== undefined && alive(holder)) throw new DataDirInUseError(lockFile, holder);
+    if (holder !== undefined && holderAlive(holder)) throw new DataDirInUseError(lockFile, holder);
     // Stale. Move it aside rather than delete it: of two hubs taking over at once, only one rename succeeds.
     try {
       fs.renameSync(lockFile, `${lockFile}.stale-${process.pid}`);
