@@ -42,7 +42,7 @@ describe('paprika hub flags', () => {
 
   it.each([
     ['hub', /^usage: paprika hub \[--port N\]/],
-    ['worker', /^usage: paprika worker --hub URL[\s\S]*--data-dir DIR[\s\S]*--shared-chrome/],
+    ['worker', /^usage: paprika worker --hub URL[\s\S]*--data-dir DIR[\s\S]*--lanes M +Chrome lanes.*\(default 2[\s\S]*--chrome PATH +the Chrome[\s\S]*--shared-chrome/],
     ['demo', /^usage: paprika demo \[--simulate\]/],
     ['nginx-conf', /^usage: paprika nginx-conf --hub HOST:PORT/],
   ])('paprika %s --help prints its usage and exits 0, starting nothing', async (command, usage) => {

@@ -16,6 +16,10 @@ export class UsageError extends Error {}
 export const WORKER_USAGE = `usage: paprika worker --hub URL [--lanes M] [--single-chrome | --shared-chrome] [--chrome PATH]
                       [--simulate-lanes N [--simulate-site]] [--lan-ip IP] [--token T] [--novnc-base URL]
                       [--worker-id ID] [--data-dir DIR] [--view-bind ADDR] [--view-port N]
+  --lanes M          Chrome lanes, each running one job at a time (default 2; 1 with --single-chrome)
+  --chrome PATH      the Chrome or Chromium to run (default: PAPRIKA_CHROME_PATH, then puppeteer's
+                     download, then /usr/bin/chromium)
+  --token T          the hub's PAPRIKA_WORKER_TOKEN, for the first registration (also PAPRIKA_WORKER_TOKEN)
   --shared-chrome    the lanes share one Chrome (each job still in a fresh browser context):
                      less memory per lane, but a Chrome crash or hang fails every lane's running
                      job, not one (also PAPRIKA_SHARED_CHROME=1)
