@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { nginxConf, parseNginxFlags } from '../../../launcher/nginx-conf.ts';
 import { ROUTE_TABLE } from '../../../hub-core/src/http/route-groups.ts';
 import { NGINX_BIN } from '../../harness/nginx.ts';
+import { freePort } from '../../harness/processes.ts';
 
 describe('paprika nginx-conf', () => {
   it('puts every hub in both upstreams: consistent hash for links, round-robin for the rest', () => {
@@ -70,6 +71,46 @@ describe.skipIf(!nginxRunnable)('paprika nginx-conf output under nginx -t', () =
     expect(inHttp.output).toMatch(/test is successful/);
     expect(inHttp.status).toBe(0);
     expect(nginxTest(snippet).status).not.toBe(0);
+  });
+
+  // As a user other than root (the outside probe's case): without --dir, nginx's built-in pid,
+  // log and temp paths are system paths it may not write; with --dir it runs, writing only there.
+  const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => fs.existsSync(p));
+  it.runIf(process.getuid?.() === 0 && runuser)('--full --dir DIR: an nginx run as nobody starts, answers, and writes only under DIR', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-nginx-dir-'));
+    fs.chmodSync(dir, 0o755);
+    const own = path.join(dir, 'nginx');
+    fs.mkdirSync(own);
+    fs.chownSync(own, 65534, 65534);
+    const port = await freePort();
+    const conf = path.join(dir, 'nginx.conf');
+    fs.writeFileSync(conf, nginxConf(parseNginxFlags(['--hub', '127.0.0.1:1', '--listen', `127.0.0.1:${port}`, '--full', '--dir', own])));
+    fs.chmodSync(conf, 0o644);
+    const asNobody = (args: string[]) => spawnSync(runuser!, ['-u', 'nobody', '--', NGINX_BIN!, ...args], { encoding: 'utf8', timeout: 10_000 });
+    try {
+      const t = asNobody(['-t', '-e', path.join(own, 'error.log'), '-c', conf]);
+      expect(`${t.stdout}${t.stderr}`).toMatch(/test is successful/);
+      // The same without --dir fails as nobody: what the flag is for.
+      const bare = path.join(dir, 'bare.conf');
+      fs.writeFileSync(bare, nginxConf(parseNginxFlags(['--hub', '127.0.0.1:1', '--listen', `127.0.0.1:${port}`, '--full'])));
+      fs.chmodSync(bare, 0o644);
+      expect(asNobody(['-t', '-e', path.join(own, 'error.log'), '-c', bare]).status).not.toBe(0);
+      expect(asNobody(['-e', path.join(own, 'error.log'), '-c', conf]).status).toBe(0); // daemonizes
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(res.status).toBe(502); // nginx answers; no hub behind it
+      expect(fs.readFileSync(path.join(own, 'access.log'), 'utf8')).toMatch(/GET \/healthz/);
+      expect(fs.readdirSync(own).sort()).toEqual(['access.log', 'body', 'error.log', 'fastcgi', 'nginx.pid', 'proxy', 'scgi', 'uwsgi']);
+    } finally {
+      const pid = Number(fs.readFileSync(path.join(own, 'nginx.pid'), { encoding: 'utf8', flag: 'a+' }).trim());
+      if (pid > 0) process.kill(pid, 'SIGQUIT');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--dir goes with --full only, and takes an absolute path nginx cannot misread', () => {
+    expect(parseNginxFlags([...flags, '--full', '--dir', '/var/tmp/px/']).dir).toBe('/var/tmp/px');
+    expect(() => parseNginxFlags([...flags, '--dir', '/var/tmp/px'])).toThrow(/--dir goes with --full/);
+    for (const bad of ['relative', '/tmp/a;b', '/tmp/a b', '/tmp/{x}']) expect(() => parseNginxFlags([...flags, '--full', '--dir', bad]), bad).toThrow(/--dir expects an absolute path/);
   });
 
   it('accepts --full among the other flags and rejects a value for it', () => {
