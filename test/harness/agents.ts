@@ -42,7 +42,7 @@ export function capturedLog(): { log: Logger; lines: Array<Record<string, unknow
   return { log, lines };
 }
 
-export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool; linkSilenceMs?: number; handshakeTimeoutMs?: number } = {}): Promise<SimAgent> {
+export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeatS?: number; diskMaxPct?: number; token?: string; lanIp?: string; dataDir?: string; log?: Logger; pool?: LanePool; linkSilenceMs?: number; handshakeTimeoutMs?: number; cdpMaxDiskBytes?: number } = {}): Promise<SimAgent> {
   const lanIp = opts.lanIp ?? nextLanIp();
   const agent = new WorkerAgent({
     hubUrl,
@@ -57,6 +57,7 @@ export async function startSimAgent(hubUrl: string, lanes = 2, opts: { heartbeat
     backoff: { baseMs: 50, capMs: 500 },
     linkSilenceMs: opts.linkSilenceMs,
     handshakeTimeoutMs: opts.handshakeTimeoutMs,
+    cdpMaxDiskBytes: opts.cdpMaxDiskBytes,
   });
   await agent.start();
   await agent.linked;

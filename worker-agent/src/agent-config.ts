@@ -28,6 +28,8 @@ export interface AgentConfig {
   readonly diskMaxPct: number;
   /** PAPRIKA_MAX_RESULT_BYTES: a job's result (value and assets, as sent) past this is reported `failed: result too large`. */
   readonly maxResultBytes: number;
+  /** PAPRIKA_CDP_MAX_DISK_MB: a CDP client whose browser profile passes this on disk is ended. */
+  readonly cdpMaxDiskMb: number;
 }
 
 function resultCap(env: Env): number {
@@ -49,5 +51,6 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     heartbeatS: secondsVar(env, 'PAPRIKA_HEARTBEAT_S', 15),
     diskMaxPct: numberVar(env, 'PAPRIKA_DISK_MAX_PCT', 90, { max: 100 }),
     maxResultBytes: resultCap(env),
+    cdpMaxDiskMb: countVar(env, 'PAPRIKA_CDP_MAX_DISK_MB', 1024),
   });
 }

@@ -57,6 +57,8 @@ export interface AgentOptions {
   backoff?: { baseMs: number; capMs: number };
   /** PAPRIKA_MAX_RESULT_BYTES: a bigger result is reported `failed: result too large` (default 8 MB). */
   maxResultBytes?: number;
+  /** A CDP client whose browser profile passes this many bytes on disk is ended (PAPRIKA_CDP_MAX_DISK_MB; unset: no cap). */
+  cdpMaxDiskBytes?: number;
   /** How long the hub may leave a ping unanswered before the link counts as dead (default: 3 heartbeat periods, at least 5 s). */
   linkSilenceMs?: number;
   /** How long a link's WebSocket handshake may take (default 10 s; tests shorten it). */
@@ -308,7 +310,7 @@ export class WorkerAgent {
     const held = this.runner.holdCdp(msg.cdp_id, msg.lane, (reason) => tunnel?.close(reason));
     if ('error' in held) return this.send({ type: 'cdp_closed', cdp_id: msg.cdp_id, reason: held.error });
     this.o.log.info({ cdp_id: msg.cdp_id, lane: held.lane }, 'CDP client started');
-    tunnel = new CdpTunnel({ hubUrl: this.o.hubUrl, hop: this.linkHop, workerId: this.workerId!, cdpId: msg.cdp_id, tunnelToken: msg.tunnel_token, headers: this.headers(), maxS: msg.max_s, browser: held.browser, onEnd: ended });
+    tunnel = new CdpTunnel({ hubUrl: this.o.hubUrl, hop: this.linkHop, workerId: this.workerId!, cdpId: msg.cdp_id, tunnelToken: msg.tunnel_token, headers: this.headers(), maxS: msg.max_s, maxDiskBytes: this.o.cdpMaxDiskBytes, browser: held.browser, onEnd: ended });
     void tunnel.start();
   }
 

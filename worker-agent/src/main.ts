@@ -155,6 +155,7 @@ export async function runWorker(argv: string[], env: Record<string, string | und
     heartbeatS: config.heartbeatS,
     diskMaxPct: config.diskMaxPct,
     maxResultBytes: config.maxResultBytes,
+    cdpMaxDiskBytes: config.cdpMaxDiskMb * 1024 * 1024,
     log,
     // The hub refused the stored credential: nothing this process can do fixes it.
     onFatal: (err) => {

@@ -4,7 +4,9 @@ import { ConfigError, loadAgentConfig } from '../../../worker-agent/src/agent-co
 
 describe('loadAgentConfig', () => {
   it('defaults to 100 jobs, 1024 MiB and an 8 MB result cap', () => {
-    expect(loadAgentConfig({})).toMatchObject({ laneRecycleJobs: 100, laneMaxRssMb: 1024, maxResultBytes: 8 * 1024 * 1024 });
+    expect(loadAgentConfig({})).toMatchObject({ laneRecycleJobs: 100, laneMaxRssMb: 1024, maxResultBytes: 8 * 1024 * 1024, cdpMaxDiskMb: 1024 });
+    expect(loadAgentConfig({ PAPRIKA_CDP_MAX_DISK_MB: '64' }).cdpMaxDiskMb).toBe(64);
+    expect(() => loadAgentConfig({ PAPRIKA_CDP_MAX_DISK_MB: 'lots' })).toThrow(/PAPRIKA_CDP_MAX_DISK_MB/);
     expect(loadAgentConfig({ PAPRIKA_LANE_RECYCLE_JOBS: ' 3 ', PAPRIKA_LANE_MAX_RSS_MB: '512', PAPRIKA_MAX_RESULT_BYTES: '1000' })).toMatchObject({ laneRecycleJobs: 3, laneMaxRssMb: 512, maxResultBytes: 1000 });
   });
 
@@ -24,7 +26,7 @@ describe('loadAgentConfig', () => {
 
   it("has the hub's defaults for the variables both read, and checks them the same way", () => {
     const c = loadAgentConfig({});
-    expect(Object.keys(c).sort()).toEqual(['chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'maxResultBytes', 'sharedChrome', 'workerToken']);
+    expect(Object.keys(c).sort()).toEqual(['cdpMaxDiskMb', 'chromePath', 'dataDir', 'diskMaxPct', 'heartbeatS', 'laneMaxRssMb', 'laneRecycleJobs', 'logLevel', 'maxResultBytes', 'sharedChrome', 'workerToken']);
     expect(c).toMatchObject({ logLevel: 'info', chromePath: undefined, workerToken: undefined, heartbeatS: 15, diskMaxPct: 90 });
     expect(c.dataDir).toBe(path.resolve('.paprika'));
     expect(Object.isFrozen(c)).toBe(true);

@@ -7,6 +7,10 @@ import { WebSocket } from 'ws';
 import { CDP_MAX_FRAME_BYTES } from 'paprika/wire';
 import { CdpBrowser, type CdpBrowserOptions } from './cdp-browser.ts';
 import { guardCdpCommand } from './cdp-guard.ts';
+import { watchProfileDisk } from './profile-disk.ts';
+
+/** How often a client's profile is measured against its disk cap. */
+const DISK_CHECK_MS = 1000;
 
 export interface CdpTunnelOptions {
   hubUrl: string;
@@ -18,6 +22,8 @@ export interface CdpTunnelOptions {
   /** Headers of the worker's own credential (the worker token). */
   headers: Record<string, string>;
   maxS: number;
+  /** PAPRIKA_CDP_MAX_DISK_MB in bytes: the client's profile past this ends it. */
+  maxDiskBytes?: number;
   browser: CdpBrowserOptions;
   onEnd: (reason: string) => void;
 }
@@ -31,6 +37,7 @@ export class CdpTunnel {
   private ws: WebSocket | undefined;
   private ended = false;
   private maxTimer: NodeJS.Timeout | undefined;
+  private stopDiskWatch: (() => void) | undefined;
 
   constructor(private readonly o: CdpTunnelOptions) {}
 
@@ -47,6 +54,12 @@ export class CdpTunnel {
     if (!browser || this.ended) return; // close() ends it
     this.browser = browser;
     void browser.gone.then((why) => this.close(why));
+    if (o.maxDiskBytes) {
+      const capMb = Math.round(o.maxDiskBytes / 1024 / 1024);
+      this.stopDiskWatch = watchProfileDisk(browser.userDataDir, o.maxDiskBytes, DISK_CHECK_MS, (bytes) =>
+        this.close(`the client's browser profile passed ${capMb} MB on the worker's disk (${Math.round(bytes / 1024 / 1024)} MB; PAPRIKA_CDP_MAX_DISK_MB)`),
+      );
+    }
     const url = new URL(`/workers/${encodeURIComponent(o.workerId)}/cdp/${o.cdpId}`, o.hubUrl);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     // The link's hop: behind nginx the tunnel reaches the hub that holds the link and asked for it.
@@ -72,6 +85,7 @@ export class CdpTunnel {
     if (this.ended) return;
     this.ended = true;
     clearTimeout(this.maxTimer);
+    this.stopDiskWatch?.();
     this.ws?.terminate();
     void (async () => {
       const browser = this.browser ?? (await this.launching);
