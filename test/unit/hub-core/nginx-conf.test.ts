@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { nginxConf, parseNginxFlags } from '../../../launcher/nginx-conf.ts';
 import { ROUTE_TABLE } from '../../../hub-core/src/http/route-groups.ts';
 import { NGINX_BIN } from '../../harness/nginx.ts';
-import { freePort } from '../../harness/processes.ts';
+import { freePort, waitFor } from '../../harness/processes.ts';
 
 describe('paprika nginx-conf', () => {
   it('puts every hub in both upstreams: consistent hash for links, round-robin for the rest', () => {
@@ -98,7 +98,8 @@ describe.skipIf(!nginxRunnable)('paprika nginx-conf output under nginx -t', () =
       expect(asNobody(['-e', path.join(own, 'error.log'), '-c', conf]).status).toBe(0); // daemonizes
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(res.status).toBe(502); // nginx answers; no hub behind it
-      expect(fs.readFileSync(path.join(own, 'access.log'), 'utf8')).toMatch(/GET \/healthz/);
+      // nginx writes the log line after the answer: wait for it.
+      await waitFor('the access log line', async () => /GET \/healthz/.test(fs.readFileSync(path.join(own, 'access.log'), 'utf8')), 5000, 20);
       expect(fs.readdirSync(own).sort()).toEqual(['access.log', 'body', 'error.log', 'fastcgi', 'nginx.pid', 'proxy', 'scgi', 'uwsgi']);
     } finally {
       const pid = Number(fs.readFileSync(path.join(own, 'nginx.pid'), { encoding: 'utf8', flag: 'a+' }).trim());
