@@ -175,6 +175,7 @@ describe('paprika hub on a data directory or port another process holds', () => 
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paprika-cli-'));
     const env = { PAPRIKA_DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PAPRIKA_HUB_ID: '', PAPRIKA_HUB_URL: '', PAPRIKA_LOG_LEVEL: 'info' };
     const first = run(['hub', '--port', '0'], env);
+    let second: ReturnType<typeof run> | undefined;
     let third: ReturnType<typeof run> | undefined;
     try {
       const [, url] = await waitFor('first hub listening', async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.output()) ?? undefined, 30_000, 50);
@@ -183,7 +184,7 @@ describe('paprika hub on a data directory or port another process holds', () => 
       const jobId = (await posted.json()).id;
 
       // Before the lock, this hub opened the same PGlite directory and a job posted to it was lost.
-      const second = run(['hub', '--port', '0'], env);
+      second = run(['hub', '--port', '0'], env);
       expect(await second.exited).toBe(2);
       expect(second.output()).toMatch(new RegExp(`PAPRIKA_DATA_DIR: ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: another hub uses this embedded database \\(pid ${first.child.pid}, since `));
       expect(second.output()).not.toMatch(/listening on/);
@@ -200,6 +201,7 @@ describe('paprika hub on a data directory or port another process holds', () => 
       expect(fs.existsSync(path.join(dataDir, 'db.lock'))).toBe(false); // a graceful stop gives it back
     } finally {
       first.child.kill('SIGKILL');
+      second?.child.kill('SIGKILL'); // a hub that started after all (no lock) must not outlive the test
       third?.child.kill('SIGKILL');
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
